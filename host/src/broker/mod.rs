@@ -1,0 +1,1 @@
+//! The embedded Queen-compatible broker. (Stub.)

@@ -1,0 +1,1 @@
+//! SigV4, verified in house. (Interface stub; owned by the auth work.)

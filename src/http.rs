@@ -1,0 +1,90 @@
+//! Plain-data HTTP messages: what crosses the I/O boundary in both directions.
+
+use std::future::Future;
+
+/// An incoming request, its body already read (under the listener's cap).
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub method: String,
+    /// Path plus `?query`, exactly as received (still percent-encoded).
+    pub path_and_query: String,
+    /// Header names lower-cased by the edge; values as received.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// `http` or `https`, as the edge saw it; used to build queue URLs.
+    pub scheme: String,
+}
+
+impl Request {
+    /// First value of a header, compared case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn path(&self) -> &str {
+        self.path_and_query.split('?').next().unwrap_or("")
+    }
+
+    pub fn query(&self) -> &str {
+        self.path_and_query.split_once('?').map(|(_, q)| q).unwrap_or("")
+    }
+}
+
+/// A response, either ours to a client or the broker's to us.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn new(status: u16, content_type: &str, body: Vec<u8>) -> Response {
+        Response {
+            status,
+            headers: vec![("content-type".into(), content_type.into())],
+            body,
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A call to the broker: a route relative to the broker's base URL.
+#[derive(Debug, Clone)]
+pub struct OutRequest {
+    pub method: &'static str,
+    /// `/api/v1/...` plus query string, already percent-encoded.
+    pub path_and_query: String,
+    /// JSON body, sent with `Content-Type: application/json` when present.
+    pub body: Option<Vec<u8>>,
+    /// `Authorization: Bearer <token>` when present.
+    pub bearer: Option<String>,
+    /// How long the transport waits for the answer's head, beyond which it gives up.
+    pub timeout_ms: u64,
+}
+
+/// Why a broker call produced no HTTP answer at all.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportError {
+    /// Connection refused, DNS failure, reset: the broker is not there.
+    Unreachable(String),
+    /// No answer within the request's timeout.
+    Timeout,
+}
+
+/// The one way out of the core: send a request to the broker, get its answer.
+///
+/// Implementations need not be `Send`: the component is single-threaded, and
+/// concurrency inside a request comes from polling several of these futures at once.
+pub trait Transport {
+    fn send(&self, req: OutRequest) -> impl Future<Output = Result<Response, TransportError>>;
+}

@@ -1,0 +1,1 @@
+//! The Queen client: the only code that knows broker routes. (Stub.)

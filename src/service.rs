@@ -1,0 +1,1 @@
+//! One request, end to end: recognise, authenticate, decode, act, encode. (Stub.)

@@ -1,0 +1,1 @@
+//! The 17 SNS actions and filter policies. (Stub.)

@@ -1,0 +1,1 @@
+//! The 23 SQS actions. (Stub.)
