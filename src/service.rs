@@ -1,1 +1,162 @@
-//! One request, end to end: recognise, authenticate, decode, act, encode. (Stub.)
+//! One request, end to end: recognise, authenticate, decode, act, encode.
+//! Plain Rust: the edge hands in a [`Request`], the time and a request id, and a
+//! way to reach the broker; it gets a [`Response`] back.
+
+use crate::auth;
+use crate::config::{AuthMode, Config};
+use crate::http::{Request, Response, Transport};
+use crate::queen::{Queen, QueenError};
+use crate::wire::{self, ApiError, ErrorCode, Protocol, Service};
+use serde_json::{json, Value};
+
+/// What an action sees of the request it serves.
+pub struct Ctx<'a, T> {
+    pub cfg: &'a Config,
+    pub queen: Queen<'a, T>,
+    /// Milliseconds since the Unix epoch, as the edge read the clock.
+    pub now_ms: i64,
+    /// `scheme://host` as the client reached us: queue URLs are built from it.
+    pub base_url: String,
+    pub request_id: &'a str,
+}
+
+impl<T> Ctx<'_, T> {
+    pub fn now_s(&self) -> i64 {
+        self.now_ms.div_euclid(1000)
+    }
+}
+
+/// A broker failure, answered the way SDKs retry: a 429 is `RequestThrottled`
+/// (never `OverLimit`), an unreachable or failing broker a 5xx-class error.
+impl From<QueenError> for ApiError {
+    fn from(e: QueenError) -> ApiError {
+        match e {
+            QueenError::Throttled { .. } => ApiError::new(ErrorCode::RequestThrottled, "Rate exceeded"),
+            QueenError::Unavailable(_) => ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                "The request has failed due to a temporary failure of the server.",
+            ),
+            QueenError::Failed { .. } | QueenError::BadAnswer(_) => ApiError::new(
+                ErrorCode::InternalError,
+                "The request processing has failed because of an unknown error, exception or failure.",
+            ),
+        }
+    }
+}
+
+pub async fn handle<T, F, I>(req: Request, vars: I, make_transport: F, now_ms: i64, request_id: String) -> Response
+where
+    T: Transport,
+    F: FnOnce(&Config) -> T,
+    I: IntoIterator<Item = (String, String)>,
+{
+    let config = Config::from_env(vars);
+    if req.path() == "/healthz" && (req.method == "GET" || req.method == "HEAD") {
+        return health(&config);
+    }
+
+    let scope = auth::peek_scope_service(&req);
+    let rec = match wire::recognise(&req, scope) {
+        Ok(r) => r,
+        Err((protocol, service, err)) => return wire::encode_error(protocol, service, &err, &request_id),
+    };
+    let fail = |err: ApiError| wire::encode_error(rec.protocol, rec.service, &err, &request_id);
+
+    let cfg = match &config {
+        Ok(c) => c,
+        Err(_) => {
+            return fail(ApiError::new(
+                ErrorCode::InternalError,
+                "The endpoint is misconfigured; see its /healthz.",
+            ))
+        }
+    };
+
+    let token = match cfg.auth {
+        AuthMode::Off => cfg.queen_token.clone(),
+        AuthMode::SigV4 => match auth::verify(&req, &cfg.credentials, now_ms.div_euclid(1000)) {
+            Ok(v) => Some(v.credential.queen_token.clone()),
+            Err(e) => return fail(auth_error(&e)),
+        },
+    };
+
+    let mut input = match wire::decode_input(&rec, &req) {
+        Ok(v) => v,
+        Err(e) => return fail(e),
+    };
+    let base_url = base_url(&req);
+    if rec.service == Service::Sqs && rec.protocol == Protocol::Query {
+        address_queue_by_path(&mut input, &req, &base_url);
+    }
+
+    let transport = make_transport(cfg);
+    let ctx = Ctx { cfg, queen: Queen::new(&transport, token), now_ms, base_url, request_id: &request_id };
+    let result = match rec.service {
+        Service::Sqs => crate::sqs::dispatch(&ctx, rec.action, input).await,
+        Service::Sns => crate::sns::dispatch(&ctx, rec.action, input).await,
+    };
+    match result {
+        Ok(output) => wire::encode_ok(&rec, &output, &request_id),
+        Err(e) => fail(e),
+    }
+}
+
+/// The answer to a body over the cap, which was refused before it was read.
+pub fn body_too_large(req: &Request, request_id: &str) -> Response {
+    let protocol = if req.header("x-amz-target").is_some() { Protocol::Json } else { Protocol::Query };
+    let service = auth::peek_scope_service(req).unwrap_or(Service::Sqs);
+    let err = ApiError::new(
+        ErrorCode::RequestEntityTooLarge,
+        &format!("Request body must be at most {} bytes.", wire::MAX_BODY_BYTES),
+    );
+    wire::encode_error(protocol, service, &err, request_id)
+}
+
+fn auth_error(e: &auth::AuthError) -> ApiError {
+    let code = match e.code_name() {
+        "MissingAuthenticationToken" => ErrorCode::MissingAuthenticationToken,
+        "IncompleteSignature" => ErrorCode::IncompleteSignature,
+        "InvalidClientTokenId" => ErrorCode::InvalidClientTokenId,
+        "RequestExpired" => ErrorCode::RequestExpired,
+        _ => ErrorCode::SignatureDoesNotMatch,
+    };
+    ApiError::new(code, &e.message())
+}
+
+fn health(config: &Result<Config, crate::config::ConfigError>) -> Response {
+    let (status, body) = match config {
+        Ok(_) => (200, json!({"status": "ok", "config": {"valid": true}})),
+        Err(e) => (503, json!({"status": "misconfigured", "config": {"valid": false, "error": e.0}})),
+    };
+    Response::new(status, "application/json", body.to_string().into_bytes())
+}
+
+/// `scheme://host` from the request's Host header (the client's view of us).
+fn base_url(req: &Request) -> String {
+    let host = req.header("host").unwrap_or("localhost");
+    let scheme = req.header("x-forwarded-proto").unwrap_or(if req.scheme.is_empty() { "http" } else { &req.scheme });
+    format!("{scheme}://{host}")
+}
+
+/// AWS's own Query examples post to the queue URL and leave `QueueUrl` out: the path
+/// then names the queue.
+fn address_queue_by_path(input: &mut Value, req: &Request, base_url: &str) {
+    let path = req.path();
+    if path.len() > 1 && input.get("QueueUrl").is_none() {
+        if let Value::Object(map) = input {
+            map.insert("QueueUrl".into(), Value::String(format!("{base_url}{path}")));
+        }
+    }
+}
+
+/// A request id in AWS's UUID form.
+pub fn format_request_id(random: &[u8]) -> String {
+    let mut b = [0u8; 16];
+    for (dst, src) in b.iter_mut().zip(random) {
+        *dst = *src;
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}

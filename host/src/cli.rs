@@ -1,0 +1,144 @@
+//! The command line: `serve` (the endpoint, with the embedded broker unless QUEEN_URL
+//! is set) and `broker` (the embedded broker alone). Bad configuration is refused at
+//! start with one line naming what to set.
+
+use crate::broker::{self, BrokerConfig, RunningBroker};
+use crate::serve::{self, Outgoing, Server};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+const USAGE: &str = "usage: queen-sqs-host serve [--listen ADDR] [--broker-listen ADDR] [--data-dir DIR]\n       queen-sqs-host broker [--listen ADDR] [--data-dir DIR]";
+
+struct Args {
+    command: String,
+    listen: Option<SocketAddr>,
+    broker_listen: Option<SocketAddr>,
+    data_dir: PathBuf,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut it = args.iter();
+    let command = it.next().cloned().unwrap_or_else(|| "serve".into());
+    if command != "serve" && command != "broker" {
+        return Err(format!("unknown command {command:?}\n{USAGE}"));
+    }
+    let mut out = Args { command, listen: None, broker_listen: None, data_dir: default_data_dir() };
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let addr = || value.parse::<SocketAddr>().map_err(|_| format!("{flag} wants HOST:PORT, got {value:?}"));
+        match flag.as_str() {
+            "--listen" => out.listen = Some(addr()?),
+            "--broker-listen" => out.broker_listen = Some(addr()?),
+            "--data-dir" => out.data_dir = PathBuf::from(value),
+            _ => return Err(format!("unknown flag {flag:?}\n{USAGE}")),
+        }
+    }
+    Ok(out)
+}
+
+fn default_data_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("QUEEN_SQS_DATA_DIR") {
+        return PathBuf::from(d);
+    }
+    PathBuf::from("./data")
+}
+
+pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match parse_args(&args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("queen-sqs-host: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("queen-sqs-host: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("queen-sqs-host: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    if args.command == "broker" {
+        let listen = args.listen.unwrap_or_else(|| "127.0.0.1:6632".parse().expect("literal"));
+        let running = broker::start(BrokerConfig { listen, data_dir: args.data_dir.clone() }).await?;
+        eprintln!("queen-sqs-host: broker listening on http://{} (data in {})", running.addr, args.data_dir.display());
+        shutdown_signal().await;
+        running.shutdown().await;
+        return Ok(());
+    }
+
+    let mut env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("QUEEN_")).collect();
+    let has = |env: &Vec<(String, String)>, k: &str| env.iter().any(|(n, v)| n == k && !v.trim().is_empty());
+
+    let mut embedded: Option<Arc<RunningBroker>> = None;
+    if !has(&env, "QUEEN_URL") {
+        let listen = args.broker_listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("literal"));
+        let running = broker::start(BrokerConfig { listen, data_dir: args.data_dir.clone() }).await?;
+        eprintln!("queen-sqs-host: embedded broker on http://{} (data in {})", running.addr, args.data_dir.display());
+        env.push(("QUEEN_URL".into(), format!("http://{}", running.addr)));
+        embedded = Some(Arc::new(running));
+    }
+    if !has(&env, "QUEEN_SQS_HANDLE_SECRET") {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        eprintln!("queen-sqs-host: QUEEN_SQS_HANDLE_SECRET is not set; generated one for this process. Set it before running a second replica, or receipt handles will not travel between them.");
+        env.push(("QUEEN_SQS_HANDLE_SECRET".into(), secret));
+    }
+    let auth_off = env.iter().any(|(k, v)| k == "QUEEN_SQS_AUTH" && v.trim() == "off");
+    if !auth_off && !has(&env, "QUEEN_SQS_CREDENTIALS") {
+        eprintln!("queen-sqs-host: QUEEN_SQS_CREDENTIALS is not set; accepting the development key pair test/test.");
+        env.push(("QUEEN_SQS_CREDENTIALS".into(), "test:test:".into()));
+    }
+    if let Err(e) = queen_sqs::config::Config::from_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
+        anyhow::bail!("{e}");
+    }
+
+    let loaded = tokio::task::spawn_blocking(|| serve::load(serve::COMPONENT)).await??;
+    let listen = args.listen.unwrap_or_else(|| "127.0.0.1:9324".parse().expect("literal"));
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    eprintln!("queen-sqs-host: SQS/SNS endpoint on http://{}", listener.local_addr()?);
+    let server = Server::new(loaded, env, Outgoing::new(embedded.clone()));
+    tokio::select! {
+        r = serve::serve(listener, server) => r?,
+        _ = shutdown_signal() => {}
+    }
+    if let Some(b) = embedded {
+        if let Ok(b) = Arc::try_unwrap(b) {
+            b.shutdown().await;
+        }
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return ctrl_c.await.unwrap_or(()),
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

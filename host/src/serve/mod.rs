@@ -1,0 +1,12 @@
+//! Serving the component: one pre-instantiated component, a fresh store per request.
+
+mod engine;
+mod outgoing;
+mod server;
+
+pub use engine::{load, Loaded};
+pub use outgoing::Outgoing;
+pub use server::{serve, Server};
+
+/// The queen-sqs component, built for wasm32-wasip2 by build.rs and embedded here.
+pub static COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/queen_sqs.wasm"));

@@ -1,0 +1,228 @@
+//! The key/value store (API §6): versions, compare-and-set, prefix listing.
+
+use super::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The namespace every facade key lives in.
+pub const NS: &str = "qs";
+
+/// One KV operation. Builders below keep call sites short and the shapes right.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KvOp {
+    pub op: &'static str,
+    pub ns: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forever: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+}
+
+impl KvOp {
+    fn new(op: &'static str) -> KvOp {
+        KvOp {
+            op,
+            ns: NS,
+            key: None,
+            keys: None,
+            prefix: None,
+            after: None,
+            limit: None,
+            value: None,
+            forever: None,
+            ttl_seconds: None,
+            expect: None,
+            required: None,
+            delta: None,
+            max: None,
+        }
+    }
+    pub fn get(key: impl Into<String>) -> KvOp {
+        KvOp { key: Some(key.into()), ..KvOp::new("get") }
+    }
+    pub fn get_many(keys: Vec<String>) -> KvOp {
+        KvOp { keys: Some(keys), ..KvOp::new("getMany") }
+    }
+    pub fn get_prefix(prefix: impl Into<String>, after: Option<String>, limit: u32) -> KvOp {
+        KvOp { prefix: Some(prefix.into()), after, limit: Some(limit), ..KvOp::new("getPrefix") }
+    }
+    /// A write that lives for ever; `expect`: `None` upsert, `Some(0)` create only, `Some(v)` update version v.
+    pub fn put(key: impl Into<String>, value: Value, expect: Option<i64>) -> KvOp {
+        KvOp { key: Some(key.into()), value: Some(value), forever: Some(true), expect, ..KvOp::new("put") }
+    }
+    pub fn put_ttl(key: impl Into<String>, value: Value, ttl_seconds: u64, expect: Option<i64>) -> KvOp {
+        KvOp { key: Some(key.into()), value: Some(value), ttl_seconds: Some(ttl_seconds.max(1)), expect, ..KvOp::new("put") }
+    }
+    pub fn delete(key: impl Into<String>, expect: Option<i64>) -> KvOp {
+        KvOp { key: Some(key.into()), expect, ..KvOp::new("delete") }
+    }
+    pub fn incr(key: impl Into<String>, delta: i64, max: Option<i64>, ttl_seconds: u64) -> KvOp {
+        KvOp { key: Some(key.into()), delta: Some(delta), max, ttl_seconds: Some(ttl_seconds.max(1)), ..KvOp::new("incr") }
+    }
+    /// Inside a transaction: a lost precondition aborts the whole bundle.
+    pub fn required(mut self) -> KvOp {
+        self.required = Some(true);
+        self
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct KvRow {
+    pub key: String,
+    #[serde(default)]
+    pub value: Value,
+    #[serde(default)]
+    pub version: i64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KvResult {
+    #[serde(default)]
+    pub index: usize,
+    #[serde(default)]
+    pub op: String,
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub found: Option<bool>,
+    #[serde(default)]
+    pub applied: Option<bool>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub value: Value,
+    #[serde(default)]
+    pub version: i64,
+    #[serde(default)]
+    pub rows: Vec<KvRow>,
+    #[serde(default)]
+    pub missing: Vec<String>,
+    #[serde(default)]
+    pub truncated: bool,
+    #[serde(default)]
+    pub next_after: Option<String>,
+}
+
+impl KvResult {
+    /// A `get` hit as a row.
+    pub fn row(&self) -> Option<KvRow> {
+        if self.found == Some(true) {
+            Some(KvRow { key: self.key.clone().unwrap_or_default(), value: self.value.clone(), version: self.version })
+        } else {
+            None
+        }
+    }
+    pub fn applied(&self) -> bool {
+        self.applied == Some(true)
+    }
+}
+
+/// A `required` precondition lost: nothing in the call was written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KvConflict {
+    #[serde(default)]
+    pub failed_index: Option<usize>,
+    #[serde(default)]
+    pub kv_reason: Option<String>,
+    #[serde(default)]
+    pub version: i64,
+    #[serde(default)]
+    pub value: Value,
+}
+
+#[derive(Debug, Clone)]
+pub enum KvOutcome {
+    Done(Vec<KvResult>),
+    Conflict(KvConflict),
+}
+
+impl<T: Transport> Queen<'_, T> {
+    pub async fn kv(&self, ops: Vec<KvOp>) -> Result<KvOutcome> {
+        #[derive(Serialize)]
+        struct Body {
+            operations: Vec<KvOp>,
+        }
+        let n = ops.len();
+        let answer: Value = self.json("POST", "/api/v1/kv".into(), Some(&Body { operations: ops })).await?;
+        if answer.get("ok") == Some(&Value::Bool(false)) {
+            let conflict: KvConflict = serde_json::from_value(answer).map_err(|e| QueenError::BadAnswer(e.to_string()))?;
+            return Ok(KvOutcome::Conflict(conflict));
+        }
+        let results: Vec<KvResult> = serde_json::from_value(answer.get("results").cloned().unwrap_or(Value::Null))
+            .map_err(|e| QueenError::BadAnswer(format!("kv results: {e}")))?;
+        let mut ordered: Vec<KvResult> = vec![KvResult::default(); n];
+        let mut seen = 0;
+        for r in results {
+            if let Some(slot) = ordered.get_mut(r.index) {
+                *slot = r;
+                seen += 1;
+            }
+        }
+        if seen != n {
+            return Err(QueenError::BadAnswer(format!("kv answered {seen} of {n} results")));
+        }
+        Ok(KvOutcome::Done(ordered))
+    }
+
+    /// Runs operations that carry no `required` flag, so the answer is always per-op results.
+    pub async fn kv_results(&self, ops: Vec<KvOp>) -> Result<Vec<KvResult>> {
+        match self.kv(ops).await? {
+            KvOutcome::Done(r) => Ok(r),
+            KvOutcome::Conflict(c) => Err(QueenError::BadAnswer(format!("unexpected kv conflict {c:?}"))),
+        }
+    }
+
+    pub async fn kv_get(&self, key: &str) -> Result<Option<KvRow>> {
+        let r = self.kv_results(vec![KvOp::get(key)]).await?;
+        Ok(r.first().and_then(KvResult::row))
+    }
+
+    /// One page of a prefix walk: the rows and the cursor for the next page (None at the end).
+    pub async fn kv_prefix(&self, prefix: &str, after: Option<String>, limit: u32) -> Result<(Vec<KvRow>, Option<String>)> {
+        let mut r = self.kv_results(vec![KvOp::get_prefix(prefix, after, limit)]).await?;
+        let page = r.pop().unwrap_or_default();
+        let next = if page.truncated { page.next_after.or_else(|| page.rows.last().map(|r| r.key.clone())) } else { None };
+        Ok((page.rows, next))
+    }
+
+    /// Every row under a prefix, up to `cap` rows.
+    pub async fn kv_prefix_all(&self, prefix: &str, cap: usize) -> Result<Vec<KvRow>> {
+        let mut out = Vec::new();
+        let mut after = None;
+        loop {
+            let (rows, next) = self.kv_prefix(prefix, after, 1000).await?;
+            out.extend(rows);
+            if out.len() >= cap {
+                out.truncate(cap);
+                return Ok(out);
+            }
+            match next {
+                Some(n) => after = Some(n),
+                None => return Ok(out),
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Queue administration: configure, list, delete, depth (API §3).
+
+use super::*;
+use serde::{Deserialize, Serialize};
+
+/// The full option bag the facade sends; `/configure` is a whole-row upsert.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueOptions {
+    pub lease_time: u64,
+    pub retry_limit: u32,
+    pub dead_letter_queue: bool,
+    pub dlq_after_max_retries: bool,
+    pub delayed_processing: u64,
+    pub retention_enabled: bool,
+    pub retention_seconds: u64,
+    pub dedup_window_seconds: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct QueueInfo {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub partitions: u64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Depth {
+    #[serde(default)]
+    pub pending: u64,
+    #[serde(default)]
+    pub processing: u64,
+    #[serde(default)]
+    pub ready: u64,
+}
+
+impl<T: Transport> Queen<'_, T> {
+    pub async fn configure(&self, queue: &str, options: &QueueOptions) -> Result<()> {
+        #[derive(Serialize)]
+        struct Body<'a> {
+            queue: &'a str,
+            mode: &'static str,
+            options: &'a QueueOptions,
+        }
+        #[derive(Deserialize)]
+        struct Answer {
+            #[serde(default)]
+            configured: bool,
+            #[serde(default)]
+            error: Option<serde_json::Value>,
+        }
+        let a: Answer = self
+            .json("POST", "/api/v1/configure".into(), Some(&Body { queue, mode: "replace", options }))
+            .await?;
+        match (a.configured, a.error) {
+            (true, None) | (true, Some(serde_json::Value::Null)) => Ok(()),
+            (_, e) => Err(QueenError::BadAnswer(format!("configure refused: {e:?}"))),
+        }
+    }
+
+    pub async fn list_queues(&self) -> Result<Vec<QueueInfo>> {
+        #[derive(Deserialize)]
+        struct Answer {
+            queues: Vec<QueueInfo>,
+        }
+        let a: Answer = self.json::<(), _>("GET", "/api/v1/resources/queues".into(), None).await?;
+        Ok(a.queues)
+    }
+
+    /// Deletes a queue; `true` when it existed.
+    pub async fn delete_queue(&self, queue: &str) -> Result<bool> {
+        #[derive(Deserialize)]
+        struct Answer {
+            #[serde(default)]
+            deleted: bool,
+        }
+        let path = format!("/api/v1/resources/queues/{}", encode_segment(queue));
+        let a: Answer = self.json::<(), _>("DELETE", path, None).await?;
+        Ok(a.deleted)
+    }
+
+    /// The queue-mode depth; `None` when the broker has no such queue.
+    pub async fn depth(&self, queue: &str) -> Result<Option<Depth>> {
+        let path = format!("/api/v1/resources/queues/{}/depth?group={QUEUE_MODE}", encode_segment(queue));
+        match self.json::<(), Depth>("GET", path, None).await {
+            Ok(d) => Ok(Some(d)),
+            Err(QueenError::Failed { status: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
