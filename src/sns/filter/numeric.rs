@@ -98,7 +98,7 @@ fn operand(op: &str, term: Option<&Json>) -> Result<f64, String> {
 }
 
 /// Digits after the decimal point that `text` (a JSON number) needs, exponent included:
-/// `1.50` needs 1, `15e-7` needs 6, `1.5e3` needs 0.
+/// `1.50` needs 1, `15e-7` needs 7, `1.5e3` needs 0.
 fn decimals(text: &str) -> i64 {
     let (mantissa, exponent) = match text.find(['e', 'E']) {
         Some(at) => (&text[..at], text[at + 1..].parse::<i64>().unwrap_or(0)),
@@ -144,7 +144,8 @@ mod tests {
             ("1.50", 1),
             ("0.00001", 5),
             ("0.000001", 6),
-            ("15e-7", 6),
+            ("15e-7", 7),
+            ("1e-5", 5),
             ("1.5e3", 0),
             ("1500e-3", 1),
             ("1000e-3", 0),
