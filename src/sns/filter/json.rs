@@ -4,6 +4,8 @@
 //! written; a policy needs both (AWS refuses duplicate keys, and a numeric range value is
 //! limited to five decimal places as written). Bodies at publish use serde_json instead.
 
+use std::collections::HashSet;
+
 /// Nesting deeper than this is refused while reading, so a hostile policy cannot exhaust
 /// the stack; the complexity limit refuses far shallower policies anyway.
 pub const MAX_DEPTH: usize = 64;
@@ -105,6 +107,8 @@ impl Reader<'_> {
         }
         self.pos += 1; // '{'
         let mut members: Vec<(String, Json)> = Vec::new();
+        // A set rather than a scan, so an object with thousands of keys stays linear.
+        let mut seen: HashSet<String> = HashSet::new();
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -117,7 +121,7 @@ impl Reader<'_> {
             }
             let key_at = self.pos;
             let key = self.string()?;
-            if members.iter().any(|(k, _)| *k == key) {
+            if !seen.insert(key.clone()) {
                 self.pos = key_at;
                 return Err(format!("Duplicate field '{key}'"));
             }

@@ -31,6 +31,16 @@ const ROWS: &[Row] = &[
     (r#"{"price":["100"]}"#, &[("price", S, "100")], true),
     (r#"{"t":["x"]}"#, &[("t", "String.custom", "x")], true),
     (r#"{"n":[7]}"#, &[("n", "Number.int", "7")], true),
+    (
+        r#"{"caf\u00e9":["\ud83d\ude00"]}"#,
+        &[("café", S, "😀")],
+        true,
+    ),
+    (
+        r#"{"caf\u00e9":["\ud83d\ude00"]}"#,
+        &[("cafe", S, "😀")],
+        false,
+    ),
     // Keys are AND-ed.
     (
         r#"{"a":["1"],"b":["2"]}"#,

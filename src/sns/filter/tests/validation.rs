@@ -363,6 +363,21 @@ fn rows() -> Vec<Row> {
         "Filter policy is too complex",
     ));
 
+    // Thousands of nested keys: read in linear time, refused by the complexity limit.
+    let many: Vec<String> = (0..20_000).map(|i| format!(r#""k{i}":[1]"#)).collect();
+    rows.push(bad(
+        &format!(r#"{{"a":{{{}}}}}"#, many.join(",")),
+        MB,
+        "Filter policy is too complex",
+    ));
+    let mut twice = many.clone();
+    twice.push(r#""k7":[2]"#.to_string());
+    rows.push(bad(
+        &format!(r#"{{"a":{{{}}}}}"#, twice.join(",")),
+        MB,
+        "Duplicate field 'k7'",
+    ));
+
     // Size: 256 KB at most.
     let filler = "x".repeat(256 * 1024);
     rows.push(bad(
