@@ -1,1 +1,3 @@
 //! The 17 SNS actions and filter policies. (Stub.)
+
+pub mod filter;
