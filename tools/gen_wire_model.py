@@ -60,6 +60,13 @@ SQS_QUERY_NAMES = {
         ("SendMessageRequest", "MessageSystemAttributes"): "MessageSystemAttribute",
         ("SetQueueAttributesRequest", "Attributes"): "Attribute",
     },
+    # (structure, member) whose reference overrides the target list to flattened
+    "member_flattened": {
+        ("MessageAttributeValue", "StringListValues"),
+        ("MessageAttributeValue", "BinaryListValues"),
+        ("MessageSystemAttributeValue", "StringListValues"),
+        ("MessageSystemAttributeValue", "BinaryListValues"),
+    },
     # list shape -> its member's name
     "list_members": {
         "AWSAccountIdList": "AWSAccountId",
@@ -131,6 +138,8 @@ def apply_overlay(model, overlay):
     shapes = json.loads(json.dumps(model["shapes"]))
     for (struct, member), name in overlay["members"].items():
         shapes[struct]["members"][member]["locationName"] = name
+    for struct, member in overlay["member_flattened"]:
+        shapes[struct]["members"][member]["flattened"] = True
     for lst, name in overlay["list_members"].items():
         shapes[lst]["member"]["locationName"] = name
     for mp, (k, v) in overlay["map_entries"].items():
@@ -164,12 +173,19 @@ class Emitter:
         if t == "structure":
             members = []
             for mname, ref in s.get("members", {}).items():
-                target = self.shapes[ref["shape"]]
+                target_name = ref["shape"]
+                target = self.shapes[target_name]
+                # A reference may override the target's layout (`flattened`): that makes a
+                # distinct shape row.
+                if "flattened" in ref and ref["flattened"] != target.get("flattened", False):
+                    target = dict(target, flattened=ref["flattened"])
+                    target_name = f"{target_name}(flattened={ref['flattened']})"
+                    self.shapes.setdefault(target_name, target)
                 wire = ref.get("locationName") or target.get("locationName") or mname
                 # botocore: a flattened list travels under its member's name when it has one.
                 if target["type"] == "list" and target.get("flattened"):
                     wire = target["member"].get("locationName") or wire
-                sid = self.shape_id(ref["shape"])
+                sid = self.shape_id(target_name)
                 members.append(f'Member {{ name: "{mname}", wire: "{wire}", shape: {sid} }}')
             return "Shape::Structure(&[" + ", ".join(members) + "])"
         if t == "list":
@@ -222,6 +238,11 @@ def render(service, model, shapes, actions, default_wrapper):
     return "\n".join(lines) + "\n"
 
 
+def flat(shapes, ref):
+    """Whether a member reference is laid out flattened (the reference overrides its target)."""
+    return bool(ref.get("flattened", shapes[ref["shape"]].get("flattened", False)))
+
+
 def check_query_era(path):
     with open(path, encoding="utf-8") as f:
         old = json.load(f)
@@ -241,6 +262,8 @@ def check_query_era(path):
                 if mem in o.get("members", {}):
                     pairs.append((f"{name}.{mem}", o["members"][mem].get("locationName"),
                                   m["members"][mem].get("locationName")))
+                    pairs.append((f"{name}.{mem} flattened", flat(old["shapes"], o["members"][mem]),
+                                  flat(mine, m["members"][mem])))
         if s["type"] == "list":
             pairs.append((f"{name}.member", o["member"].get("locationName"),
                           m["member"].get("locationName")))
