@@ -1,6 +1,34 @@
 //! The wire layer: recognising a request, the two codecs, the closed action table
 //! and the closed error catalog. Nothing here knows what an action means.
-//! (Owned by the wire-layer work; this is the interface stub.)
+//!
+//! Every request is decoded into ONE shape, the AWS JSON 1.0 input of its action (a
+//! `serde_json::Value`), and every output is handed back in that shape too; the Query codec
+//! translates both ways from static tables generated out of botocore's models
+//! (`tools/gen_wire_model.py`).
+
+mod actions;
+mod errors;
+mod form;
+#[rustfmt::skip]
+mod model_sns;
+#[rustfmt::skip]
+mod model_sqs;
+mod query;
+mod shape;
+mod xml;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::http::{Request, Response};
+
+pub use actions::Action;
+pub use errors::{ApiError, ErrorCode};
+use shape::Model;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Service {
@@ -14,4 +42,225 @@ pub enum Protocol {
     Json,
     /// Query in, XML out, recognised by the form's `Action=`.
     Query,
+}
+
+/// The listener's body cap; a larger body is `RequestEntityTooLarge` before it gets here.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+const JSON_TARGET_PREFIX: &str = "AmazonSQS.";
+const SQS_VERSION: &str = "2012-11-05";
+const SNS_VERSION: &str = "2010-03-31";
+
+/// A request whose protocol, service and action are known.
+#[derive(Debug, Clone)]
+pub struct Recognised {
+    pub protocol: Protocol,
+    pub service: Service,
+    pub action: Action,
+    /// The Query parameters (URL query merged with the form body); empty for JSON.
+    params: BTreeMap<String, String>,
+}
+
+fn invalid_action() -> ApiError {
+    // The name is never echoed: it is unbounded client input.
+    ApiError::new(
+        ErrorCode::InvalidAction,
+        "The action or operation requested is invalid. Verify that the action is typed correctly.",
+    )
+}
+
+/// Cheap: reads X-Amz-Target or the form's Action; no input decoding yet.
+///
+/// `scope` is the SigV4 credential scope's service when the caller has parsed one; it
+/// decides a Query request's service ahead of `Version` and of the action's name.
+pub fn recognise(
+    req: &Request,
+    scope: Option<Service>,
+) -> Result<Recognised, (Protocol, Service, ApiError)> {
+    if let Some(target) = req.header("x-amz-target") {
+        let Some(name) = target.strip_prefix(JSON_TARGET_PREFIX) else {
+            return Err((
+                Protocol::Json,
+                scope.unwrap_or(Service::Sqs),
+                invalid_action(),
+            ));
+        };
+        return match Action::from_name(Service::Sqs, name) {
+            Some(action) => Ok(Recognised {
+                protocol: Protocol::Json,
+                service: Service::Sqs,
+                action,
+                params: BTreeMap::new(),
+            }),
+            None => Err((Protocol::Json, Service::Sqs, invalid_action())),
+        };
+    }
+
+    let fallback = scope.unwrap_or(Service::Sqs);
+    let params = form::merged(req.query(), &req.body).map_err(|e| {
+        let why = match e {
+            form::FormError::BadEscape => "The query string contains an invalid percent-escape.",
+            form::FormError::NotUtf8 => "The query string is not valid UTF-8.",
+        };
+        let err = ApiError::new(ErrorCode::MalformedQueryString, why);
+        (Protocol::Query, fallback, err)
+    })?;
+    let Some(name) = params.get("Action").filter(|n| !n.is_empty()) else {
+        let err = ApiError::new(
+            ErrorCode::MissingAction,
+            "The request must contain the parameter Action.",
+        );
+        return Err((Protocol::Query, fallback, err));
+    };
+    let service = scope
+        .or(match params.get("Version").map(String::as_str) {
+            Some(SQS_VERSION) => Some(Service::Sqs),
+            Some(SNS_VERSION) => Some(Service::Sns),
+            _ => None,
+        })
+        .or_else(|| {
+            [Service::Sqs, Service::Sns]
+                .into_iter()
+                .find(|s| Action::from_name(*s, name).is_some())
+        })
+        .unwrap_or(Service::Sqs);
+    match Action::from_name(service, name) {
+        Some(action) => Ok(Recognised {
+            protocol: Protocol::Query,
+            service,
+            action,
+            params,
+        }),
+        None => Err((Protocol::Query, service, invalid_action())),
+    }
+}
+
+/// The action's input in the AWS JSON 1.0 shape, whichever protocol carried it.
+pub fn decode_input(rec: &Recognised, req: &Request) -> Result<Value, ApiError> {
+    match rec.protocol {
+        Protocol::Json => decode_json(&req.body),
+        Protocol::Query => {
+            let model = Model::of(rec.service);
+            match model.op(rec.action).and_then(|op| op.input) {
+                Some(input) => query::Decoder::new(rec.service).decode(input, &rec.params),
+                None => Ok(Value::Object(Default::default())),
+            }
+        }
+    }
+}
+
+fn decode_json(body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(ApiError::new(
+            ErrorCode::SerializationException,
+            "The request body must be a JSON object.",
+        )),
+        Err(_) => Err(ApiError::new(
+            ErrorCode::SerializationException,
+            "The request body is not valid JSON.",
+        )),
+    }
+}
+
+fn respond(status: u16, content_type: &str, body: Vec<u8>, request_id: &str) -> Response {
+    let mut resp = Response::new(status, content_type, body);
+    resp.headers
+        .push(("x-amzn-RequestId".into(), request_id.to_string()));
+    resp
+}
+
+fn namespace(service: Service) -> &'static str {
+    match service {
+        Service::Sqs => xml::SQS_NS,
+        Service::Sns => xml::SNS_NS,
+    }
+}
+
+/// A success, in the protocol the request came in. `output` is the JSON protocol's shape of
+/// the action's output (`{}` or `null` for actions that have none).
+pub fn encode_ok(rec: &Recognised, output: &Value, request_id: &str) -> Response {
+    let model = Model::of(rec.service);
+    let op = model.op(rec.action);
+    match rec.protocol {
+        Protocol::Json => {
+            let body = match output {
+                Value::Object(_) if op.and_then(|o| o.output).is_some() => {
+                    serde_json::to_vec(output).unwrap_or_else(|_| b"{}".to_vec())
+                }
+                _ => b"{}".to_vec(),
+            };
+            respond(200, "application/x-amz-json-1.0", body, request_id)
+        }
+        Protocol::Query => {
+            let name = rec.action.name();
+            let mut w = xml::Writer::new(model);
+            w.out.push_str("<?xml version=\"1.0\"?>");
+            w.out.push_str(&format!(
+                "<{name}Response xmlns=\"{}\">",
+                namespace(rec.service)
+            ));
+            if let Some((out_id, wrapper)) =
+                op.and_then(|o| o.output.map(|id| (id, o.result_wrapper)))
+            {
+                w.open(wrapper);
+                w.members(out_id, output);
+                w.close(wrapper);
+            }
+            w.out.push_str("<ResponseMetadata>");
+            xml::element(&mut w.out, "RequestId", request_id);
+            w.out.push_str("</ResponseMetadata>");
+            w.close(&format!("{name}Response"));
+            respond(200, "text/xml", w.out.into_bytes(), request_id)
+        }
+    }
+}
+
+/// An error, in the given protocol and service's dialect.
+pub fn encode_error(
+    protocol: Protocol,
+    service: Service,
+    err: &ApiError,
+    request_id: &str,
+) -> Response {
+    let code = err.code;
+    match protocol {
+        Protocol::Json => {
+            let body = serde_json::json!({
+                "__type": format!("{}{}", code.json_type_prefix(service), code.shape()),
+                "message": err.message,
+            });
+            let mut resp = respond(
+                code.status(),
+                "application/x-amz-json-1.0",
+                body.to_string().into_bytes(),
+                request_id,
+            );
+            resp.headers.push((
+                "x-amzn-query-error".into(),
+                format!("{};{}", code.code(), code.fault()),
+            ));
+            resp
+        }
+        Protocol::Query => {
+            let mut out = String::from("<?xml version=\"1.0\"?>");
+            out.push_str(&format!(
+                "<ErrorResponse xmlns=\"{}\"><Error>",
+                namespace(service)
+            ));
+            xml::element(&mut out, "Type", code.fault());
+            xml::element(&mut out, "Code", code.code());
+            xml::element(&mut out, "Message", &err.message);
+            if service == Service::Sqs {
+                out.push_str("<Detail/>");
+            }
+            out.push_str("</Error>");
+            xml::element(&mut out, "RequestId", request_id);
+            out.push_str("</ErrorResponse>");
+            respond(code.status(), "text/xml", out.into_bytes(), request_id)
+        }
+    }
 }
