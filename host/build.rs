@@ -26,26 +26,50 @@ fn main() {
     }
 
     // <target>/<profile>/build/<pkg>/out -> <target>; the component builds in <target>/component.
-    let target_root = out_dir.ancestors().nth(4).map(Path::to_path_buf).unwrap_or_else(|| root.join("target"));
+    let target_root = out_dir
+        .ancestors()
+        .nth(4)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root.join("target"));
     let component_target = target_root.join("component");
     let release = std::env::var("PROFILE").as_deref() == Ok("release");
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&root)
-        .args(["build", "--lib", "-p", "queen-sqs", "--target", "wasm32-wasip2", "--target-dir"])
+        .args([
+            "build",
+            "--lib",
+            "-p",
+            "queen-sqs",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
         .arg(&component_target);
     if release {
         cmd.arg("--release");
     }
     // Flags meant for the host build must not leak into the wasm build.
-    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_TARGET_DIR", "RUSTC_WORKSPACE_WRAPPER"] {
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "RUSTC_WORKSPACE_WRAPPER",
+    ] {
         cmd.env_remove(var);
     }
     let status = cmd.status().expect("run cargo for the component");
-    assert!(status.success(), "building the queen-sqs component for wasm32-wasip2 failed");
+    assert!(
+        status.success(),
+        "building the queen-sqs component for wasm32-wasip2 failed"
+    );
 
     let profile_dir = if release { "release" } else { "debug" };
-    let built = component_target.join("wasm32-wasip2").join(profile_dir).join("queen_sqs.wasm");
+    let built = component_target
+        .join("wasm32-wasip2")
+        .join(profile_dir)
+        .join("queen_sqs.wasm");
     std::fs::copy(&built, &dest).unwrap_or_else(|e| panic!("copy {}: {e}", built.display()));
 }

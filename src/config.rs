@@ -63,10 +63,17 @@ impl Config {
         for (k, v) in vars {
             get.insert(k.as_ref().to_string(), v.as_ref().to_string());
         }
-        let var = |name: &str| get.get(name).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let var = |name: &str| {
+            get.get(name)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
 
-        let queen_url = var("QUEEN_URL")
-            .ok_or_else(|| ConfigError("set QUEEN_URL to the Queen broker's base URL, e.g. http://127.0.0.1:6632".into()))?;
+        let queen_url = var("QUEEN_URL").ok_or_else(|| {
+            ConfigError(
+                "set QUEEN_URL to the Queen broker's base URL, e.g. http://127.0.0.1:6632".into(),
+            )
+        })?;
         if !(queen_url.starts_with("http://") || queen_url.starts_with("https://")) {
             return Err(ConfigError(format!(
                 "QUEEN_URL must start with http:// or https://, got {queen_url:?}"
@@ -90,7 +97,8 @@ impl Config {
         };
         if auth == AuthMode::SigV4 && credentials.is_empty() {
             return Err(ConfigError(
-                "set QUEEN_SQS_CREDENTIALS=akid:secret:queen_token[,...] (or QUEEN_SQS_AUTH=off)".into(),
+                "set QUEEN_SQS_CREDENTIALS=akid:secret:queen_token[,...] (or QUEEN_SQS_AUTH=off)"
+                    .into(),
             ));
         }
 
@@ -124,7 +132,10 @@ impl Config {
             )));
         }
         let region = var("QUEEN_SQS_REGION").unwrap_or_else(|| "us-east-1".into());
-        if !region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        if !region
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
             return Err(ConfigError(format!(
                 "QUEEN_SQS_REGION must be a region name such as us-east-1, got {region:?}"
             )));
@@ -202,9 +213,21 @@ mod tests {
             ("QUEEN_SQS_AUTH", "maybe", "QUEEN_SQS_AUTH"),
             ("QUEEN_SQS_CREDENTIALS", "", "QUEEN_SQS_CREDENTIALS"),
             ("QUEEN_SQS_CREDENTIALS", "nosecret", "QUEEN_SQS_CREDENTIALS"),
-            ("QUEEN_SQS_HANDLE_SECRET", "short", "QUEEN_SQS_HANDLE_SECRET"),
-            ("QUEEN_SQS_DEFAULT_PARTITIONS", "0", "QUEEN_SQS_DEFAULT_PARTITIONS"),
-            ("QUEEN_SQS_DEFAULT_PARTITIONS", "100001", "QUEEN_SQS_DEFAULT_PARTITIONS"),
+            (
+                "QUEEN_SQS_HANDLE_SECRET",
+                "short",
+                "QUEEN_SQS_HANDLE_SECRET",
+            ),
+            (
+                "QUEEN_SQS_DEFAULT_PARTITIONS",
+                "0",
+                "QUEEN_SQS_DEFAULT_PARTITIONS",
+            ),
+            (
+                "QUEEN_SQS_DEFAULT_PARTITIONS",
+                "100001",
+                "QUEEN_SQS_DEFAULT_PARTITIONS",
+            ),
             ("QUEEN_SQS_ACCOUNT_ID", "12", "QUEEN_SQS_ACCOUNT_ID"),
         ];
         for (k, v, named) in cases {

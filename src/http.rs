@@ -29,7 +29,10 @@ impl Request {
     }
 
     pub fn query(&self) -> &str {
-        self.path_and_query.split_once('?').map(|(_, q)| q).unwrap_or("")
+        self.path_and_query
+            .split_once('?')
+            .map(|(_, q)| q)
+            .unwrap_or("")
     }
 }
 

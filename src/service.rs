@@ -44,7 +44,13 @@ impl From<QueenError> for ApiError {
     }
 }
 
-pub async fn handle<T, F, I>(req: Request, vars: I, make_transport: F, now_ms: i64, request_id: String) -> Response
+pub async fn handle<T, F, I>(
+    req: Request,
+    vars: I,
+    make_transport: F,
+    now_ms: i64,
+    request_id: String,
+) -> Response
 where
     T: Transport,
     F: FnOnce(&Config) -> T,
@@ -58,7 +64,9 @@ where
     let scope = auth::peek_scope_service(&req);
     let rec = match wire::recognise(&req, scope) {
         Ok(r) => r,
-        Err((protocol, service, err)) => return wire::encode_error(protocol, service, &err, &request_id),
+        Err((protocol, service, err)) => {
+            return wire::encode_error(protocol, service, &err, &request_id)
+        }
     };
     let fail = |err: ApiError| wire::encode_error(rec.protocol, rec.service, &err, &request_id);
 
@@ -90,7 +98,13 @@ where
     }
 
     let transport = make_transport(cfg);
-    let ctx = Ctx { cfg, queen: Queen::new(&transport, token), now_ms, base_url, request_id: &request_id };
+    let ctx = Ctx {
+        cfg,
+        queen: Queen::new(&transport, token),
+        now_ms,
+        base_url,
+        request_id: &request_id,
+    };
     let result = match rec.service {
         Service::Sqs => crate::sqs::dispatch(&ctx, rec.action, input).await,
         Service::Sns => crate::sns::dispatch(&ctx, rec.action, input).await,
@@ -103,11 +117,18 @@ where
 
 /// The answer to a body over the cap, which was refused before it was read.
 pub fn body_too_large(req: &Request, request_id: &str) -> Response {
-    let protocol = if req.header("x-amz-target").is_some() { Protocol::Json } else { Protocol::Query };
+    let protocol = if req.header("x-amz-target").is_some() {
+        Protocol::Json
+    } else {
+        Protocol::Query
+    };
     let service = auth::peek_scope_service(req).unwrap_or(Service::Sqs);
     let err = ApiError::new(
         ErrorCode::RequestEntityTooLarge,
-        &format!("Request body must be at most {} bytes.", wire::MAX_BODY_BYTES),
+        &format!(
+            "Request body must be at most {} bytes.",
+            wire::MAX_BODY_BYTES
+        ),
     );
     wire::encode_error(protocol, service, &err, request_id)
 }
@@ -126,7 +147,10 @@ fn auth_error(e: &auth::AuthError) -> ApiError {
 fn health(config: &Result<Config, crate::config::ConfigError>) -> Response {
     let (status, body) = match config {
         Ok(_) => (200, json!({"status": "ok", "config": {"valid": true}})),
-        Err(e) => (503, json!({"status": "misconfigured", "config": {"valid": false, "error": e.0}})),
+        Err(e) => (
+            503,
+            json!({"status": "misconfigured", "config": {"valid": false, "error": e.0}}),
+        ),
     };
     Response::new(status, "application/json", body.to_string().into_bytes())
 }
@@ -134,7 +158,13 @@ fn health(config: &Result<Config, crate::config::ConfigError>) -> Response {
 /// `scheme://host` from the request's Host header (the client's view of us).
 fn base_url(req: &Request) -> String {
     let host = req.header("host").unwrap_or("localhost");
-    let scheme = req.header("x-forwarded-proto").unwrap_or(if req.scheme.is_empty() { "http" } else { &req.scheme });
+    let scheme = req
+        .header("x-forwarded-proto")
+        .unwrap_or(if req.scheme.is_empty() {
+            "http"
+        } else {
+            &req.scheme
+        });
     format!("{scheme}://{host}")
 }
 
@@ -144,7 +174,10 @@ fn address_queue_by_path(input: &mut Value, req: &Request, base_url: &str) {
     let path = req.path();
     if path.len() > 1 && input.get("QueueUrl").is_none() {
         if let Value::Object(map) = input {
-            map.insert("QueueUrl".into(), Value::String(format!("{base_url}{path}")));
+            map.insert(
+                "QueueUrl".into(),
+                Value::String(format!("{base_url}{path}")),
+            );
         }
     }
 }
@@ -158,5 +191,12 @@ pub fn format_request_id(random: &[u8]) -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }

@@ -24,10 +24,21 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     if command != "serve" && command != "broker" {
         return Err(format!("unknown command {command:?}\n{USAGE}"));
     }
-    let mut out = Args { command, listen: None, broker_listen: None, data_dir: default_data_dir() };
+    let mut out = Args {
+        command,
+        listen: None,
+        broker_listen: None,
+        data_dir: default_data_dir(),
+    };
     while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
-        let addr = || value.parse::<SocketAddr>().map_err(|_| format!("{flag} wants HOST:PORT, got {value:?}"));
+        let value = it
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let addr = || {
+            value
+                .parse::<SocketAddr>()
+                .map_err(|_| format!("{flag} wants HOST:PORT, got {value:?}"))
+        };
         match flag.as_str() {
             "--listen" => out.listen = Some(addr()?),
             "--broker-listen" => out.broker_listen = Some(addr()?),
@@ -54,7 +65,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("queen-sqs-host: cannot start the runtime: {e}");
@@ -72,22 +86,46 @@ pub fn main() -> ExitCode {
 
 async fn run(args: Args) -> anyhow::Result<()> {
     if args.command == "broker" {
-        let listen = args.listen.unwrap_or_else(|| "127.0.0.1:6632".parse().expect("literal"));
-        let running = broker::start(BrokerConfig { listen, data_dir: args.data_dir.clone() }).await?;
-        eprintln!("queen-sqs-host: broker listening on http://{} (data in {})", running.addr, args.data_dir.display());
+        let listen = args
+            .listen
+            .unwrap_or_else(|| "127.0.0.1:6632".parse().expect("literal"));
+        let running = broker::start(BrokerConfig {
+            listen,
+            data_dir: args.data_dir.clone(),
+        })
+        .await?;
+        eprintln!(
+            "queen-sqs-host: broker listening on http://{} (data in {})",
+            running.addr,
+            args.data_dir.display()
+        );
         shutdown_signal().await;
         running.shutdown().await;
         return Ok(());
     }
 
-    let mut env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("QUEEN_")).collect();
-    let has = |env: &Vec<(String, String)>, k: &str| env.iter().any(|(n, v)| n == k && !v.trim().is_empty());
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("QUEEN_"))
+        .collect();
+    let has = |env: &Vec<(String, String)>, k: &str| {
+        env.iter().any(|(n, v)| n == k && !v.trim().is_empty())
+    };
 
     let mut embedded: Option<Arc<RunningBroker>> = None;
     if !has(&env, "QUEEN_URL") {
-        let listen = args.broker_listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("literal"));
-        let running = broker::start(BrokerConfig { listen, data_dir: args.data_dir.clone() }).await?;
-        eprintln!("queen-sqs-host: embedded broker on http://{} (data in {})", running.addr, args.data_dir.display());
+        let listen = args
+            .broker_listen
+            .unwrap_or_else(|| "127.0.0.1:0".parse().expect("literal"));
+        let running = broker::start(BrokerConfig {
+            listen,
+            data_dir: args.data_dir.clone(),
+        })
+        .await?;
+        eprintln!(
+            "queen-sqs-host: embedded broker on http://{} (data in {})",
+            running.addr,
+            args.data_dir.display()
+        );
         env.push(("QUEEN_URL".into(), format!("http://{}", running.addr)));
         embedded = Some(Arc::new(running));
     }
@@ -98,19 +136,30 @@ async fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("queen-sqs-host: QUEEN_SQS_HANDLE_SECRET is not set; generated one for this process. Set it before running a second replica, or receipt handles will not travel between them.");
         env.push(("QUEEN_SQS_HANDLE_SECRET".into(), secret));
     }
-    let auth_off = env.iter().any(|(k, v)| k == "QUEEN_SQS_AUTH" && v.trim() == "off");
+    let auth_off = env
+        .iter()
+        .any(|(k, v)| k == "QUEEN_SQS_AUTH" && v.trim() == "off");
     if !auth_off && !has(&env, "QUEEN_SQS_CREDENTIALS") {
         eprintln!("queen-sqs-host: QUEEN_SQS_CREDENTIALS is not set; accepting the development key pair test/test.");
         env.push(("QUEEN_SQS_CREDENTIALS".into(), "test:test:".into()));
     }
-    if let Err(e) = queen_sqs::config::Config::from_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
+    if let Err(e) =
+        queen_sqs::config::Config::from_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    {
         anyhow::bail!("{e}");
     }
 
     let loaded = tokio::task::spawn_blocking(|| serve::load(serve::COMPONENT)).await??;
-    let listen = args.listen.unwrap_or_else(|| "127.0.0.1:9324".parse().expect("literal"));
-    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    eprintln!("queen-sqs-host: SQS/SNS endpoint on http://{}", listener.local_addr()?);
+    let listen = args
+        .listen
+        .unwrap_or_else(|| "127.0.0.1:9324".parse().expect("literal"));
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    eprintln!(
+        "queen-sqs-host: SQS/SNS endpoint on http://{}",
+        listener.local_addr()?
+    );
     let server = Server::new(loaded, env, Outgoing::new(embedded.clone()));
     tokio::select! {
         r = serve::serve(listener, server) => r?,
@@ -128,10 +177,11 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return ctrl_c.await.unwrap_or(()),
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return ctrl_c.await.unwrap_or(()),
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}

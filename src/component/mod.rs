@@ -42,7 +42,12 @@ fn read_request(incoming: &IncomingRequest) -> Result<Request, Refused> {
         .headers()
         .entries()
         .into_iter()
-        .map(|(k, v)| (k.to_ascii_lowercase(), String::from_utf8_lossy(&v).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.to_ascii_lowercase(),
+                String::from_utf8_lossy(&v).into_owned(),
+            )
+        })
         .collect();
     // wasi-http carries the authority beside the headers, not always in them; SigV4 signs `host`.
     if !headers.iter().any(|(k, _)| k == "host") {
@@ -55,7 +60,10 @@ fn read_request(incoming: &IncomingRequest) -> Result<Request, Refused> {
         .iter()
         .find(|(k, _)| k == "content-length")
         .and_then(|(_, v)| v.trim().parse::<u64>().ok());
-    let head = |headers: Vec<(String, String)>| Request { headers, ..Request::default() };
+    let head = |headers: Vec<(String, String)>| Request {
+        headers,
+        ..Request::default()
+    };
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(Refused::TooLarge(head(headers)));
     }
@@ -81,16 +89,26 @@ fn read_request(incoming: &IncomingRequest) -> Result<Request, Refused> {
         Some(body) => body,
         None => return Err(Refused::TooLarge(head(headers))),
     };
-    Ok(Request { method, path_and_query, headers, body, scheme })
+    Ok(Request {
+        method,
+        path_and_query,
+        headers,
+        body,
+        scheme,
+    })
 }
 
 /// Reads at most `MAX_BODY_BYTES`; one byte more and the request is refused without
 /// reading the rest (a chunked body declares no length, so the cap is enforced here).
 fn read_capped_body(incoming: &IncomingRequest) -> Option<Vec<u8>> {
     let mut body = Vec::new();
-    let Ok(incoming_body) = incoming.consume() else { return Some(body) };
+    let Ok(incoming_body) = incoming.consume() else {
+        return Some(body);
+    };
     {
-        let Ok(stream) = incoming_body.stream() else { return Some(body) };
+        let Ok(stream) = incoming_body.stream() else {
+            return Some(body);
+        };
         loop {
             match stream.blocking_read(64 * 1024) {
                 Ok(chunk) => {
@@ -114,7 +132,10 @@ fn write_response(response: Response, out: ResponseOutparam) {
     for (name, value) in &response.headers {
         let _ = fields.append(name, value.as_bytes());
     }
-    let _ = fields.set("content-length", &[response.body.len().to_string().into_bytes()]);
+    let _ = fields.set(
+        "content-length",
+        &[response.body.len().to_string().into_bytes()],
+    );
     let outgoing = OutgoingResponse::new(fields);
     let _ = outgoing.set_status_code(response.status);
     let Ok(body) = outgoing.body() else { return };

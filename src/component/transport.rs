@@ -25,10 +25,17 @@ impl WasiTransport {
             None => (Scheme::Http, base_url),
         };
         let (authority, base_path) = match rest.find('/') {
-            Some(i) => (rest[..i].to_string(), rest[i..].trim_end_matches('/').to_string()),
+            Some(i) => (
+                rest[..i].to_string(),
+                rest[i..].trim_end_matches('/').to_string(),
+            ),
             None => (rest.to_string(), String::new()),
         };
-        WasiTransport { scheme, authority, base_path }
+        WasiTransport {
+            scheme,
+            authority,
+            base_path,
+        }
     }
 
     fn start(&self, req: &OutRequest) -> Result<FutureIncomingResponse, TransportError> {
@@ -52,15 +59,20 @@ impl WasiTransport {
         let _ = outgoing.set_method(&method);
         let _ = outgoing.set_scheme(Some(&self.scheme));
         let _ = outgoing.set_authority(Some(&self.authority));
-        let _ = outgoing.set_path_with_query(Some(&format!("{}{}", self.base_path, req.path_and_query)));
-        let body = outgoing.body().map_err(|_| unreachable("request body unavailable".into()))?;
+        let _ = outgoing
+            .set_path_with_query(Some(&format!("{}{}", self.base_path, req.path_and_query)));
+        let body = outgoing
+            .body()
+            .map_err(|_| unreachable("request body unavailable".into()))?;
         let options = RequestOptions::new();
         let _ = options.set_connect_timeout(Some(5_000_000_000));
         let _ = options.set_first_byte_timeout(Some(req.timeout_ms.saturating_mul(1_000_000)));
         let future = outgoing_handler::handle(outgoing, Some(options))
             .map_err(|e| unreachable(format!("{e:?}")))?;
         if let Some(bytes) = &req.body {
-            let stream = body.write().map_err(|_| unreachable("request stream".into()))?;
+            let stream = body
+                .write()
+                .map_err(|_| unreachable("request stream".into()))?;
             for chunk in bytes.chunks(4096) {
                 stream
                     .blocking_write_and_flush(chunk)
@@ -101,7 +113,12 @@ impl Transport for WasiTransport {
             .headers()
             .entries()
             .into_iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), String::from_utf8_lossy(&v).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.to_ascii_lowercase(),
+                    String::from_utf8_lossy(&v).into_owned(),
+                )
+            })
             .collect();
         let mut body = Vec::new();
         if let Ok(incoming_body) = incoming.consume() {
@@ -118,6 +135,10 @@ impl Transport for WasiTransport {
             }
             let _ = IncomingBody::finish(incoming_body);
         }
-        Ok(Response { status, headers, body })
+        Ok(Response {
+            status,
+            headers,
+            body,
+        })
     }
 }

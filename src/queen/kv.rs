@@ -59,26 +59,64 @@ impl KvOp {
         }
     }
     pub fn get(key: impl Into<String>) -> KvOp {
-        KvOp { key: Some(key.into()), ..KvOp::new("get") }
+        KvOp {
+            key: Some(key.into()),
+            ..KvOp::new("get")
+        }
     }
     pub fn get_many(keys: Vec<String>) -> KvOp {
-        KvOp { keys: Some(keys), ..KvOp::new("getMany") }
+        KvOp {
+            keys: Some(keys),
+            ..KvOp::new("getMany")
+        }
     }
     pub fn get_prefix(prefix: impl Into<String>, after: Option<String>, limit: u32) -> KvOp {
-        KvOp { prefix: Some(prefix.into()), after, limit: Some(limit), ..KvOp::new("getPrefix") }
+        KvOp {
+            prefix: Some(prefix.into()),
+            after,
+            limit: Some(limit),
+            ..KvOp::new("getPrefix")
+        }
     }
     /// A write that lives for ever; `expect`: `None` upsert, `Some(0)` create only, `Some(v)` update version v.
     pub fn put(key: impl Into<String>, value: Value, expect: Option<i64>) -> KvOp {
-        KvOp { key: Some(key.into()), value: Some(value), forever: Some(true), expect, ..KvOp::new("put") }
+        KvOp {
+            key: Some(key.into()),
+            value: Some(value),
+            forever: Some(true),
+            expect,
+            ..KvOp::new("put")
+        }
     }
-    pub fn put_ttl(key: impl Into<String>, value: Value, ttl_seconds: u64, expect: Option<i64>) -> KvOp {
-        KvOp { key: Some(key.into()), value: Some(value), ttl_seconds: Some(ttl_seconds.max(1)), expect, ..KvOp::new("put") }
+    pub fn put_ttl(
+        key: impl Into<String>,
+        value: Value,
+        ttl_seconds: u64,
+        expect: Option<i64>,
+    ) -> KvOp {
+        KvOp {
+            key: Some(key.into()),
+            value: Some(value),
+            ttl_seconds: Some(ttl_seconds.max(1)),
+            expect,
+            ..KvOp::new("put")
+        }
     }
     pub fn delete(key: impl Into<String>, expect: Option<i64>) -> KvOp {
-        KvOp { key: Some(key.into()), expect, ..KvOp::new("delete") }
+        KvOp {
+            key: Some(key.into()),
+            expect,
+            ..KvOp::new("delete")
+        }
     }
     pub fn incr(key: impl Into<String>, delta: i64, max: Option<i64>, ttl_seconds: u64) -> KvOp {
-        KvOp { key: Some(key.into()), delta: Some(delta), max, ttl_seconds: Some(ttl_seconds.max(1)), ..KvOp::new("incr") }
+        KvOp {
+            key: Some(key.into()),
+            delta: Some(delta),
+            max,
+            ttl_seconds: Some(ttl_seconds.max(1)),
+            ..KvOp::new("incr")
+        }
     }
     /// Inside a transaction: a lost precondition aborts the whole bundle.
     pub fn required(mut self) -> KvOp {
@@ -129,7 +167,11 @@ impl KvResult {
     /// A `get` hit as a row.
     pub fn row(&self) -> Option<KvRow> {
         if self.found == Some(true) {
-            Some(KvRow { key: self.key.clone().unwrap_or_default(), value: self.value.clone(), version: self.version })
+            Some(KvRow {
+                key: self.key.clone().unwrap_or_default(),
+                value: self.value.clone(),
+                version: self.version,
+            })
         } else {
             None
         }
@@ -166,13 +208,17 @@ impl<T: Transport> Queen<'_, T> {
             operations: Vec<KvOp>,
         }
         let n = ops.len();
-        let answer: Value = self.json("POST", "/api/v1/kv".into(), Some(&Body { operations: ops })).await?;
+        let answer: Value = self
+            .json("POST", "/api/v1/kv".into(), Some(&Body { operations: ops }))
+            .await?;
         if answer.get("ok") == Some(&Value::Bool(false)) {
-            let conflict: KvConflict = serde_json::from_value(answer).map_err(|e| QueenError::BadAnswer(e.to_string()))?;
+            let conflict: KvConflict =
+                serde_json::from_value(answer).map_err(|e| QueenError::BadAnswer(e.to_string()))?;
             return Ok(KvOutcome::Conflict(conflict));
         }
-        let results: Vec<KvResult> = serde_json::from_value(answer.get("results").cloned().unwrap_or(Value::Null))
-            .map_err(|e| QueenError::BadAnswer(format!("kv results: {e}")))?;
+        let results: Vec<KvResult> =
+            serde_json::from_value(answer.get("results").cloned().unwrap_or(Value::Null))
+                .map_err(|e| QueenError::BadAnswer(format!("kv results: {e}")))?;
         let mut ordered: Vec<KvResult> = vec![KvResult::default(); n];
         let mut seen = 0;
         for r in results {
@@ -182,7 +228,9 @@ impl<T: Transport> Queen<'_, T> {
             }
         }
         if seen != n {
-            return Err(QueenError::BadAnswer(format!("kv answered {seen} of {n} results")));
+            return Err(QueenError::BadAnswer(format!(
+                "kv answered {seen} of {n} results"
+            )));
         }
         Ok(KvOutcome::Done(ordered))
     }
@@ -191,7 +239,9 @@ impl<T: Transport> Queen<'_, T> {
     pub async fn kv_results(&self, ops: Vec<KvOp>) -> Result<Vec<KvResult>> {
         match self.kv(ops).await? {
             KvOutcome::Done(r) => Ok(r),
-            KvOutcome::Conflict(c) => Err(QueenError::BadAnswer(format!("unexpected kv conflict {c:?}"))),
+            KvOutcome::Conflict(c) => Err(QueenError::BadAnswer(format!(
+                "unexpected kv conflict {c:?}"
+            ))),
         }
     }
 
@@ -201,10 +251,22 @@ impl<T: Transport> Queen<'_, T> {
     }
 
     /// One page of a prefix walk: the rows and the cursor for the next page (None at the end).
-    pub async fn kv_prefix(&self, prefix: &str, after: Option<String>, limit: u32) -> Result<(Vec<KvRow>, Option<String>)> {
-        let mut r = self.kv_results(vec![KvOp::get_prefix(prefix, after, limit)]).await?;
+    pub async fn kv_prefix(
+        &self,
+        prefix: &str,
+        after: Option<String>,
+        limit: u32,
+    ) -> Result<(Vec<KvRow>, Option<String>)> {
+        let mut r = self
+            .kv_results(vec![KvOp::get_prefix(prefix, after, limit)])
+            .await?;
         let page = r.pop().unwrap_or_default();
-        let next = if page.truncated { page.next_after.or_else(|| page.rows.last().map(|r| r.key.clone())) } else { None };
+        let next = if page.truncated {
+            page.next_after
+                .or_else(|| page.rows.last().map(|r| r.key.clone()))
+        } else {
+            None
+        };
         Ok((page.rows, next))
     }
 

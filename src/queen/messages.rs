@@ -122,7 +122,9 @@ impl<T: Transport> Queen<'_, T> {
             #[serde(default)]
             offset: Option<i64>,
         }
-        let answer: Vec<Item> = self.json("POST", "/api/v1/push".into(), Some(&Body { items })).await?;
+        let answer: Vec<Item> = self
+            .json("POST", "/api/v1/push".into(), Some(&Body { items }))
+            .await?;
         if answer.len() != items.len() {
             return Err(QueenError::BadAnswer(format!(
                 "push of {} items answered {}",
@@ -133,13 +135,20 @@ impl<T: Transport> Queen<'_, T> {
         let mut out: Vec<Option<PushResult>> = vec![None; items.len()];
         for (pos, item) in answer.into_iter().enumerate() {
             let i = item.index.unwrap_or(pos);
-            let slot = out.get_mut(i).ok_or_else(|| QueenError::BadAnswer(format!("push index {i}")))?;
+            let slot = out
+                .get_mut(i)
+                .ok_or_else(|| QueenError::BadAnswer(format!("push index {i}")))?;
             let status = match item.status.as_str() {
                 "queued" => PushStatus::Queued,
                 "duplicate" => PushStatus::Duplicate,
                 other => PushStatus::NotStored(other.to_string()),
             };
-            *slot = Some(PushResult { status, message_id: item.message_id, transaction_id: item.transaction_id, offset: item.offset });
+            *slot = Some(PushResult {
+                status,
+                message_id: item.message_id,
+                transaction_id: item.transaction_id,
+                offset: item.offset,
+            });
         }
         out.into_iter()
             .map(|r| r.ok_or_else(|| QueenError::BadAnswer("push result missing".into())))
@@ -148,7 +157,12 @@ impl<T: Transport> Queen<'_, T> {
 
     /// Claims at most one message (claim width one is what makes every SQS verb exact).
     /// `partition` pins the pop; `None` pops from any lane.
-    pub async fn pop_one(&self, queue: &str, partition: Option<&str>, opts: PopOptions) -> Result<Option<Popped>> {
+    pub async fn pop_one(
+        &self,
+        queue: &str,
+        partition: Option<&str>,
+        opts: PopOptions,
+    ) -> Result<Option<Popped>> {
         let mut path = format!("/api/v1/pop/queue/{}", encode_segment(queue));
         if let Some(p) = partition {
             path.push_str("/partition/");
@@ -195,10 +209,21 @@ impl<T: Transport> Queen<'_, T> {
             acknowledgments: &'a [Ack],
         }
         let out: Vec<AckResult> = self
-            .json("POST", "/api/v1/ack/batch".into(), Some(&Body { consumer_group: QUEUE_MODE, acknowledgments: acks }))
+            .json(
+                "POST",
+                "/api/v1/ack/batch".into(),
+                Some(&Body {
+                    consumer_group: QUEUE_MODE,
+                    acknowledgments: acks,
+                }),
+            )
             .await?;
         if out.len() != acks.len() {
-            return Err(QueenError::BadAnswer(format!("ack of {} answered {}", acks.len(), out.len())));
+            return Err(QueenError::BadAnswer(format!(
+                "ack of {} answered {}",
+                acks.len(),
+                out.len()
+            )));
         }
         Ok(out)
     }
@@ -210,6 +235,13 @@ impl<T: Transport> Queen<'_, T> {
             seconds: u64,
         }
         let path = format!("/api/v1/lease/{}/extend", encode_segment(lease_id));
-        self.json("POST", path, Some(&Body { seconds: seconds.max(1) })).await
+        self.json(
+            "POST",
+            path,
+            Some(&Body {
+                seconds: seconds.max(1),
+            }),
+        )
+        .await
     }
 }

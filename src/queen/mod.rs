@@ -57,11 +57,26 @@ pub struct Queen<'t, T> {
 
 impl<'t, T: Transport> Queen<'t, T> {
     pub fn new(transport: &'t T, token: Option<String>) -> Self {
-        Queen { transport, token: token.filter(|t| !t.is_empty()) }
+        Queen {
+            transport,
+            token: token.filter(|t| !t.is_empty()),
+        }
     }
 
-    async fn call(&self, method: &'static str, path: String, body: Option<Vec<u8>>, timeout_ms: u64) -> Result<Response> {
-        let req = OutRequest { method, path_and_query: path, body, bearer: self.token.clone(), timeout_ms };
+    async fn call(
+        &self,
+        method: &'static str,
+        path: String,
+        body: Option<Vec<u8>>,
+        timeout_ms: u64,
+    ) -> Result<Response> {
+        let req = OutRequest {
+            method,
+            path_and_query: path,
+            body,
+            bearer: self.token.clone(),
+            timeout_ms,
+        };
         let resp = self.transport.send(req).await.map_err(|e| match e {
             TransportError::Unreachable(s) => QueenError::Unavailable(s),
             TransportError::Timeout => QueenError::Unavailable("timed out".into()),
@@ -69,14 +84,24 @@ impl<'t, T: Transport> Queen<'t, T> {
         match resp.status {
             200..=299 => Ok(resp),
             429 => Err(QueenError::Throttled {
-                retry_after_s: resp.header("retry-after").and_then(|v| v.trim().parse().ok()),
+                retry_after_s: resp
+                    .header("retry-after")
+                    .and_then(|v| v.trim().parse().ok()),
             }),
             502..=504 => Err(QueenError::Unavailable(error_text(&resp))),
-            status => Err(QueenError::Failed { status, error: error_text(&resp) }),
+            status => Err(QueenError::Failed {
+                status,
+                error: error_text(&resp),
+            }),
         }
     }
 
-    async fn json<B: Serialize, R: DeserializeOwned>(&self, method: &'static str, path: String, body: Option<&B>) -> Result<R> {
+    async fn json<B: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        path: String,
+        body: Option<&B>,
+    ) -> Result<R> {
         let body = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
         let resp = self.call(method, path, body, CALL_TIMEOUT_MS).await?;
         parse(&resp.body)

@@ -51,7 +51,15 @@ impl<T: Transport> Queen<'_, T> {
             error: Option<serde_json::Value>,
         }
         let a: Answer = self
-            .json("POST", "/api/v1/configure".into(), Some(&Body { queue, mode: "replace", options }))
+            .json(
+                "POST",
+                "/api/v1/configure".into(),
+                Some(&Body {
+                    queue,
+                    mode: "replace",
+                    options,
+                }),
+            )
             .await?;
         match (a.configured, a.error) {
             (true, None) | (true, Some(serde_json::Value::Null)) => Ok(()),
@@ -64,7 +72,9 @@ impl<T: Transport> Queen<'_, T> {
         struct Answer {
             queues: Vec<QueueInfo>,
         }
-        let a: Answer = self.json::<(), _>("GET", "/api/v1/resources/queues".into(), None).await?;
+        let a: Answer = self
+            .json::<(), _>("GET", "/api/v1/resources/queues".into(), None)
+            .await?;
         Ok(a.queues)
     }
 
@@ -82,7 +92,10 @@ impl<T: Transport> Queen<'_, T> {
 
     /// The queue-mode depth; `None` when the broker has no such queue.
     pub async fn depth(&self, queue: &str) -> Result<Option<Depth>> {
-        let path = format!("/api/v1/resources/queues/{}/depth?group={QUEUE_MODE}", encode_segment(queue));
+        let path = format!(
+            "/api/v1/resources/queues/{}/depth?group={QUEUE_MODE}",
+            encode_segment(queue)
+        );
         match self.json::<(), Depth>("GET", path, None).await {
             Ok(d) => Ok(Some(d)),
             Err(QueenError::Failed { status: 404, .. }) => Ok(None),

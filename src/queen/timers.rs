@@ -39,9 +39,19 @@ impl<T: Transport> Queen<'_, T> {
         struct Answer {
             results: Vec<TimerResult>,
         }
-        let a: Answer = self.json("POST", "/api/v1/timers".into(), Some(&Body { operations: ops })).await?;
+        let a: Answer = self
+            .json(
+                "POST",
+                "/api/v1/timers".into(),
+                Some(&Body { operations: ops }),
+            )
+            .await?;
         if a.results.len() != ops.len() {
-            return Err(QueenError::BadAnswer(format!("timers answered {} of {}", a.results.len(), ops.len())));
+            return Err(QueenError::BadAnswer(format!(
+                "timers answered {} of {}",
+                a.results.len(),
+                ops.len()
+            )));
         }
         Ok(a.results)
     }
@@ -52,13 +62,21 @@ impl<T: Transport> Queen<'_, T> {
         struct Answer {
             count: u64,
         }
-        let path = format!("/api/v1/timers/{}?mode=count&prefix={}", encode_segment(queue), encode_segment(prefix));
+        let path = format!(
+            "/api/v1/timers/{}?mode=count&prefix={}",
+            encode_segment(queue),
+            encode_segment(prefix)
+        );
         let a: Answer = self.json::<(), _>("GET", path, None).await?;
         Ok(a.count)
     }
 
     /// Keys of a queue's pending timers, one page at a time.
-    pub async fn timer_keys(&self, queue: &str, after: Option<&str>) -> Result<(Vec<String>, Option<String>)> {
+    pub async fn timer_keys(
+        &self,
+        queue: &str,
+        after: Option<&str>,
+    ) -> Result<(Vec<String>, Option<String>)> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Row {
@@ -79,12 +97,20 @@ impl<T: Transport> Queen<'_, T> {
         }
         let a: Answer = self.json::<(), _>("GET", path, None).await?;
         let keys: Vec<String> = a.rows.into_iter().map(|r| r.timer_key).collect();
-        let next = if a.truncated { a.next_after.or_else(|| keys.last().cloned()) } else { None };
+        let next = if a.truncated {
+            a.next_after.or_else(|| keys.last().cloned())
+        } else {
+            None
+        };
         Ok((keys, next))
     }
 
     pub async fn timer_cancel(&self, queue: &str, timer_key: &str) -> Result<TimerResult> {
-        let path = format!("/api/v1/timers/{}/{}", encode_segment(queue), encode_segment(timer_key));
+        let path = format!(
+            "/api/v1/timers/{}/{}",
+            encode_segment(queue),
+            encode_segment(timer_key)
+        );
         self.json::<(), _>("DELETE", path, None).await
     }
 }

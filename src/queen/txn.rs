@@ -74,7 +74,9 @@ impl<T: Transport> Queen<'_, T> {
             #[serde(default)]
             results: Vec<TxnResult>,
         }
-        let a: Answer = self.json("POST", "/api/v1/transaction".into(), Some(&body)).await?;
+        let a: Answer = self
+            .json("POST", "/api/v1/transaction".into(), Some(&body))
+            .await?;
         if !a.success {
             return Ok(TxnOutcome::RolledBack {
                 reason: a.reason.unwrap_or_else(|| "unknown".into()),
@@ -83,7 +85,10 @@ impl<T: Transport> Queen<'_, T> {
         }
         // A broker older than the riders drops the kv leg silently; missing entries mean that.
         if a.results.len() != expected {
-            return Err(QueenError::BadAnswer(format!("transaction answered {} of {expected} results", a.results.len())));
+            return Err(QueenError::BadAnswer(format!(
+                "transaction answered {} of {expected} results",
+                a.results.len()
+            )));
         }
         let mut results = a.results;
         results.sort_by_key(|r| r.index);

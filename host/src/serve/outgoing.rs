@@ -20,7 +20,8 @@ pub struct Outgoing {
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
-type SendFuture = Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
+type SendFuture =
+    Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
 
 impl Outgoing {
     pub fn new(embedded: Option<Arc<RunningBroker>>) -> Outgoing {
@@ -37,7 +38,9 @@ impl Outgoing {
 }
 
 fn full(bytes: Bytes) -> WasiBody {
-    Full::new(bytes).map_err(|never| match never {}).boxed_unsync()
+    Full::new(bytes)
+        .map_err(|never| match never {})
+        .boxed_unsync()
 }
 
 fn map_hyper_util(e: hyper_util::client::legacy::Error) -> Error {
@@ -55,21 +58,34 @@ impl WasiHttpHooks for Outgoing {
         options: Option<RequestOptions>,
         _fut: IoFuture,
     ) -> SendFuture {
-        let first_byte = options.and_then(|o| o.first_byte_timeout).unwrap_or(Duration::from_secs(600));
+        let first_byte = options
+            .and_then(|o| o.first_byte_timeout)
+            .unwrap_or(Duration::from_secs(600));
         let done: IoFuture = Box::new(async { Ok(()) });
         let authority = request.uri().authority().map(|a| a.to_string());
-        if let Some((addr, broker)) = self.embedded.clone().filter(|(addr, _)| authority.as_deref() == Some(addr.as_str())) {
+        if let Some((addr, broker)) = self
+            .embedded
+            .clone()
+            .filter(|(addr, _)| authority.as_deref() == Some(addr.as_str()))
+        {
             let _ = addr;
             return Box::new(async move {
                 let (parts, body) = request.into_parts();
                 let body = body.collect().await?.to_bytes();
-                let pq = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/").to_string();
+                let pq = parts
+                    .uri
+                    .path_and_query()
+                    .map(|p| p.as_str())
+                    .unwrap_or("/")
+                    .to_string();
                 let (status, headers, body) = broker.handle(parts.method.as_str(), &pq, body).await;
                 let mut resp = http::Response::builder().status(status);
                 for (k, v) in headers {
                     resp = resp.header(k, v);
                 }
-                let resp = resp.body(full(body)).map_err(|_| Error::HttpProtocolError)?;
+                let resp = resp
+                    .body(full(body))
+                    .map_err(|_| Error::HttpProtocolError)?;
                 Ok((resp, done))
             });
         }

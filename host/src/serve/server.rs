@@ -27,22 +27,40 @@ pub struct Server {
 
 impl Server {
     pub fn new(loaded: Loaded, env: Vec<(String, String)>, outgoing: Outgoing) -> Arc<Server> {
-        Arc::new(Server { loaded, env, outgoing })
+        Arc::new(Server {
+            loaded,
+            env,
+            outgoing,
+        })
     }
 
-    async fn handle(self: Arc<Self>, req: hyper::Request<hyper::body::Incoming>) -> Result<hyper::Response<HyperOutgoingBody>> {
+    async fn handle(
+        self: Arc<Self>,
+        req: hyper::Request<hyper::body::Incoming>,
+    ) -> Result<hyper::Response<HyperOutgoingBody>> {
         let mut wasi = WasiCtx::builder();
         wasi.envs(&self.env).inherit_stderr();
-        let state = State { wasi: wasi.build(), http: WasiHttpCtx::new(), table: ResourceTable::new(), outgoing: self.outgoing.clone() };
+        let state = State {
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            outgoing: self.outgoing.clone(),
+        };
         let mut store = Store::new(&self.loaded.engine, state);
         let (sender, receiver) = tokio::sync::oneshot::channel();
-        let req = store.data_mut().http().new_incoming_request(Scheme::Http, req)?;
+        let req = store
+            .data_mut()
+            .http()
+            .new_incoming_request(Scheme::Http, req)?;
         let out = store.data_mut().http().new_response_outparam(sender)?;
         let pre = self.loaded.pre.clone();
         // The guest may go on writing the body after it has handed over the head.
         let task = tokio::task::spawn(async move {
             let proxy = pre.instantiate_async(&mut store).await?;
-            proxy.wasi_http_incoming_handler().call_handle(&mut store, req, out).await
+            proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, req, out)
+                .await
         });
         match receiver.await {
             Ok(Ok(resp)) => Ok(resp),
@@ -69,7 +87,10 @@ fn internal_error(why: &anyhow::Error) -> hyper::Response<HyperOutgoingBody> {
     .boxed_unsync();
     let mut resp = hyper::Response::new(body);
     *resp.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
-    resp.headers_mut().insert("content-type", http::HeaderValue::from_static("application/x-amz-json-1.0"));
+    resp.headers_mut().insert(
+        "content-type",
+        http::HeaderValue::from_static("application/x-amz-json-1.0"),
+    );
     resp
 }
 
@@ -97,7 +118,10 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>) -> Result<()> {
                     })
                 }
             });
-            let _ = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), service).await;
+            let _ = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         });
     }
 }

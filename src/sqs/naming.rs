@@ -1,0 +1,146 @@
+//! Queue names, queue URLs and ARNs. A URL is client input on every message action:
+//! another account's segment or a path traversal is `QueueDoesNotExist`, never a
+//! malformed-request error.
+
+use crate::config::Config;
+use crate::wire::{ApiError, ErrorCode};
+
+pub const MAX_NAME_LEN: usize = 80;
+
+/// SQS's rule: 1..80 characters of `[A-Za-z0-9_-]`, a FIFO queue's name ending `.fifo`.
+pub fn valid_queue_name(name: &str) -> bool {
+    let stem = name.strip_suffix(".fifo").unwrap_or(name);
+    !stem.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && stem
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+pub fn is_fifo_name(name: &str) -> bool {
+    name.ends_with(".fifo")
+}
+
+pub fn queue_url(base_url: &str, cfg: &Config, name: &str) -> String {
+    format!("{base_url}/{}/{name}", cfg.account_id)
+}
+
+pub fn queue_arn(cfg: &Config, name: &str) -> String {
+    format!("arn:aws:sqs:{}:{}:{name}", cfg.region, cfg.account_id)
+}
+
+pub fn no_such_queue() -> ApiError {
+    ApiError::new(
+        ErrorCode::QueueDoesNotExist,
+        "The specified queue does not exist.",
+    )
+}
+
+/// The queue name a QueueUrl addresses. Any scheme and host are accepted (the client
+/// reached us somehow); the path must be exactly `/<our account>/<valid name>`.
+pub fn name_from_url<'a>(cfg: &Config, url: &'a str) -> Result<&'a str, ApiError> {
+    let path = match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or(""),
+        None => url,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let mut segments = path.trim_start_matches('/').split('/');
+    let (Some(account), Some(name), None) = (segments.next(), segments.next(), segments.next())
+    else {
+        return Err(no_such_queue());
+    };
+    if account != cfg.account_id || !valid_queue_name(name) {
+        return Err(no_such_queue());
+    }
+    Ok(name)
+}
+
+/// The queue name an SQS ARN names, if it is one of ours.
+pub fn name_from_arn<'a>(cfg: &Config, arn: &'a str) -> Option<&'a str> {
+    let mut parts = arn.splitn(6, ':');
+    let (Some("arn"), Some(_partition), Some("sqs"), Some(_region), Some(account), Some(name)) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    (account == cfg.account_id && valid_queue_name(name)).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> Config {
+        Config::from_env([
+            ("QUEEN_URL", "http://x:1"),
+            ("QUEEN_SQS_AUTH", "off"),
+            ("QUEEN_SQS_HANDLE_SECRET", "0123456789abcdef"),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_queue_name("orders"));
+        assert!(valid_queue_name("a-b_C9.fifo"));
+        assert!(!valid_queue_name(""));
+        assert!(!valid_queue_name(".fifo"));
+        assert!(!valid_queue_name("a.b"));
+        assert!(!valid_queue_name(&"x".repeat(81)));
+        assert!(valid_queue_name(&"x".repeat(80)));
+    }
+
+    #[test]
+    fn urls_are_parsed_as_untrusted_input() {
+        let c = cfg();
+        assert_eq!(
+            name_from_url(&c, "http://h:9324/000000000000/q1").unwrap(),
+            "q1"
+        );
+        assert_eq!(
+            name_from_url(
+                &c,
+                "https://sqs.eu-west-1.amazonaws.com/000000000000/q.fifo"
+            )
+            .unwrap(),
+            "q.fifo"
+        );
+        for bad in [
+            "http://h/123456789012/q1",
+            "http://h/000000000000/../q1",
+            "http://h/000000000000/q1/extra",
+            "http://h/000000000000/",
+            "http://h/000000000000/%2e%2e",
+            "",
+            "http://h",
+        ] {
+            assert_eq!(
+                name_from_url(&c, bad).unwrap_err().code,
+                ErrorCode::QueueDoesNotExist,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn arns() {
+        let c = cfg();
+        assert_eq!(
+            name_from_arn(&c, "arn:aws:sqs:us-east-1:000000000000:dlq"),
+            Some("dlq")
+        );
+        assert_eq!(
+            name_from_arn(&c, "arn:aws:sqs:us-east-1:111111111111:dlq"),
+            None
+        );
+        assert_eq!(
+            name_from_arn(&c, "arn:aws:sns:us-east-1:000000000000:dlq"),
+            None
+        );
+    }
+}

@@ -1,0 +1,154 @@
+//! The queue registry: one `qs:q:<name>` record per queue in Queen's KV store,
+//! holding the attributes, the tags and the width. It is the source of truth for
+//! what exists; the Queen queue is its storage.
+
+use super::input::Input;
+use super::naming;
+use crate::http::Transport;
+use crate::queen::QueueOptions;
+use crate::service::Ctx;
+use crate::wire::ApiError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const QUEUE_PREFIX: &str = "qs:q:";
+
+pub fn key(name: &str) -> String {
+    format!("{QUEUE_PREFIX}{name}")
+}
+
+/// `QueueDeletedRecently` marker, kept 60 s after a delete (outside the listing prefix).
+pub fn tombstone_key(name: &str) -> String {
+    format!("qs:dq:{name}")
+}
+
+/// `PurgeQueueInProgress` marker, kept 60 s after a purge.
+pub fn purge_key(name: &str) -> String {
+    format!("qs:pq:{name}")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueRecord {
+    pub name: String,
+    pub fifo: bool,
+    /// Lanes of a standard queue, fixed at create; 0 on a FIFO queue (a lane is a group).
+    pub partitions: u32,
+    /// Every settable attribute's current value by AWS name (plus `queen.*`), defaults included.
+    pub attributes: BTreeMap<String, String>,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// Unix seconds.
+    pub created: i64,
+    pub modified: i64,
+}
+
+/// A record as read, with the version a compare-and-set must name.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub record: QueueRecord,
+    pub version: i64,
+}
+
+/// Defaults SQS gives a queue, as strings, by attribute name.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    ("DelaySeconds", "0"),
+    ("MaximumMessageSize", "262144"),
+    ("MessageRetentionPeriod", "345600"),
+    ("ReceiveMessageWaitTimeSeconds", "0"),
+    ("VisibilityTimeout", "30"),
+    ("SqsManagedSseEnabled", "true"),
+];
+
+impl QueueRecord {
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attributes.get(name).map(String::as_str)
+    }
+
+    fn num(&self, name: &str, default: u64) -> u64 {
+        self.attr(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
+    pub fn visibility_timeout(&self) -> u64 {
+        self.num("VisibilityTimeout", 30)
+    }
+    pub fn delay_seconds(&self) -> u64 {
+        self.num("DelaySeconds", 0)
+    }
+    pub fn maximum_message_size(&self) -> u64 {
+        self.num("MaximumMessageSize", 262_144)
+    }
+    pub fn retention_seconds(&self) -> u64 {
+        self.num("MessageRetentionPeriod", 345_600)
+    }
+    pub fn receive_wait_seconds(&self) -> u64 {
+        self.num("ReceiveMessageWaitTimeSeconds", 0)
+    }
+    pub fn content_based_dedup(&self) -> bool {
+        self.attr("ContentBasedDeduplication") == Some("true")
+    }
+    /// FIFO: 300 s unless `queen.dedupWindowSeconds` widens it; standard: 0 (SQS deduplicates nothing).
+    pub fn dedup_window_seconds(&self) -> u64 {
+        if !self.fifo {
+            return 0;
+        }
+        self.num("queen.dedupWindowSeconds", 300).max(300)
+    }
+
+    /// The complete option bag for `/configure` (a whole-row upsert).
+    pub fn queen_options(&self) -> QueueOptions {
+        QueueOptions {
+            lease_time: self.visibility_timeout().max(1),
+            retry_limit: 3,
+            dead_letter_queue: false,
+            dlq_after_max_retries: false,
+            delayed_processing: self.delay_seconds(),
+            retention_enabled: true,
+            retention_seconds: self.retention_seconds(),
+            dedup_window_seconds: self.dedup_window_seconds(),
+        }
+    }
+
+    /// The `RedrivePolicy`, when it is set: (dead-letter queue name, maxReceiveCount).
+    pub fn redrive(&self, cfg: &crate::config::Config) -> Option<(String, u32)> {
+        let policy: serde_json::Value = serde_json::from_str(self.attr("RedrivePolicy")?).ok()?;
+        let arn = policy.get("deadLetterTargetArn")?.as_str()?;
+        let max = match policy.get("maxReceiveCount")? {
+            serde_json::Value::Number(n) => n.as_u64()?,
+            serde_json::Value::String(s) => s.parse().ok()?,
+            _ => return None,
+        };
+        Some((
+            naming::name_from_arn(cfg, arn)?.to_string(),
+            u32::try_from(max).ok()?,
+        ))
+    }
+}
+
+/// Reads a queue's record; `None` when the registry has no such queue.
+pub async fn load<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<Option<Stored>, ApiError> {
+    let Some(row) = ctx.queen.kv_get(&key(name)).await? else {
+        return Ok(None);
+    };
+    match serde_json::from_value::<QueueRecord>(row.value) {
+        Ok(record) => Ok(Some(Stored {
+            record,
+            version: row.version,
+        })),
+        // A record this facade cannot read is not a queue it can serve.
+        Err(_) => Ok(None),
+    }
+}
+
+/// Reads a queue's record or answers `QueueDoesNotExist`.
+pub async fn require<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<Stored, ApiError> {
+    load(ctx, name).await?.ok_or_else(naming::no_such_queue)
+}
+
+/// The queue an action's `QueueUrl` addresses.
+pub async fn by_url<T: Transport>(ctx: &Ctx<'_, T>, input: &Input<'_>) -> Result<Stored, ApiError> {
+    let url = input.str("QueueUrl")?;
+    let name = naming::name_from_url(ctx.cfg, url)?;
+    require(ctx, name).await
+}
