@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+import uuid
 from unittest import mock
 
 import botocore
@@ -125,7 +126,9 @@ def captured_client_request(service, call):
     c = s.create_client(service, region_name="us-east-1", endpoint_url="http://localhost:9324",
                         aws_access_key_id=AKID, aws_secret_access_key=SECRET)
     c.meta.events.register("before-send", before_send)
-    with frozen(NOW):
+    # A fixed invocation id keeps the generated file stable between runs.
+    fixed_id = uuid.UUID("00000000-0000-4000-8000-000000000001")
+    with frozen(NOW), mock.patch.object(uuid, "uuid4", lambda: fixed_id):
         try:
             call(c)
         except Exception:

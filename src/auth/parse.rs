@@ -128,9 +128,11 @@ pub fn parse_presigned(query: &str) -> Result<Signed, AuthError> {
     }
     let expires = match expires.parse::<i64>() {
         Ok(n) if (1..=MAX_PRESIGN_EXPIRES_SECS).contains(&n) => n,
-        _ => return Err(incomplete(format!(
+        _ => {
+            return Err(incomplete(format!(
             "X-Amz-Expires must be a whole number of seconds from 1 to {MAX_PRESIGN_EXPIRES_SECS}."
-        ))),
+        )))
+        }
     };
     build(
         &credential,
