@@ -1,2 +1,14 @@
-//! The SQS data model shared by actions: payload envelope, MD5s, receipt handles.
-//! (Interface stub; owned by the model work.)
+//! The SQS data model shared by actions: the payload envelope and its attributes,
+//! the MD5 digests clients check, message-body validation and receipt handles.
+
+pub mod attrs;
+pub mod body;
+pub mod envelope;
+pub mod handle;
+pub mod md5;
+
+pub use attrs::{attrs_from_api, attrs_to_api, AttrData, AttrValue, Attrs, MAX_ATTRIBUTES};
+pub use body::valid_sqs_body;
+pub use envelope::Envelope;
+pub use handle::{mint, open, HandleError, ReceiptHandle};
+pub use md5::{md5_of_body, md5_of_message_attributes};
