@@ -1,0 +1,266 @@
+//! SQLite storage. One writer thread owns the write connection and group-commits: it takes
+//! every job waiting in its channel, runs each inside its own savepoint of ONE transaction,
+//! commits (synchronous=FULL, so the commit is on disk), and only then answers them all.
+//! Reader threads own read-only connections for calls that change nothing. Tokio workers
+//! never touch SQLite: they send a closure and await a oneshot.
+
+pub mod ack;
+pub mod kv;
+pub mod messages;
+pub mod pop;
+pub mod queues;
+pub mod retention;
+pub mod schema;
+pub mod timers;
+pub mod txn;
+
+use rusqlite::Connection;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use tokio::sync::oneshot;
+
+/// Most jobs folded into one commit.
+const MAX_GROUP: usize = 512;
+const READERS: usize = 2;
+
+#[derive(Debug)]
+pub enum StoreError {
+    /// SQLite refused something; the text goes into a 500 body.
+    Sql(String),
+    /// The store is shut down or a worker thread died.
+    Closed,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Sql(s) => write!(f, "{s}"),
+            StoreError::Closed => write!(f, "store closed"),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Sql(e.to_string())
+    }
+}
+
+pub type SResult<T> = Result<T, StoreError>;
+
+type Deliver = Box<dyn FnOnce(bool) + Send>;
+type WriteJob = Box<dyn FnOnce(&Connection) -> Deliver + Send>;
+type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
+
+enum WriterMsg {
+    Job(WriteJob),
+    Stop,
+}
+
+struct Threads {
+    writer: Option<JoinHandle<()>>,
+    readers: Vec<JoinHandle<()>>,
+}
+
+/// Cheap to clone; every clone talks to the same threads.
+#[derive(Clone)]
+pub struct Store {
+    writer: mpsc::Sender<WriterMsg>,
+    readers: mpsc::Sender<Option<ReadJob>>,
+    threads: Arc<Mutex<Threads>>,
+}
+
+pub fn db_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("queen.sqlite3")
+}
+
+fn open(path: &Path, write: bool) -> SResult<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // FULL: the WAL is fsynced at every commit, so an answered write survives a power cut.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    conn.pragma_update(None, "cache_size", -65536)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    if write {
+        schema::create(&conn)?;
+    } else {
+        conn.pragma_update(None, "query_only", "ON")?;
+    }
+    Ok(conn)
+}
+
+impl Store {
+    /// Opens (creating) the database and starts the writer and reader threads.
+    pub fn open(path: &Path) -> SResult<Store> {
+        let wconn = open(path, true)?;
+        let (wtx, wrx) = mpsc::channel::<WriterMsg>();
+        let writer = std::thread::Builder::new()
+            .name("broker-writer".into())
+            .spawn(move || writer_loop(wconn, wrx))
+            .map_err(|e| StoreError::Sql(e.to_string()))?;
+        let (rtx, rrx) = mpsc::channel::<Option<ReadJob>>();
+        let rrx = Arc::new(Mutex::new(rrx));
+        let mut readers = Vec::new();
+        for i in 0..READERS {
+            let conn = open(path, false)?;
+            let rx = rrx.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("broker-reader-{i}"))
+                .spawn(move || reader_loop(conn, rx))
+                .map_err(|e| StoreError::Sql(e.to_string()))?;
+            readers.push(h);
+        }
+        Ok(Store {
+            writer: wtx,
+            readers: rtx,
+            threads: Arc::new(Mutex::new(Threads {
+                writer: Some(writer),
+                readers,
+            })),
+        })
+    }
+
+    /// Runs `f` inside the next group commit; resolves after the commit is durable.
+    /// `Err` from `f` rolls back only `f`'s own savepoint.
+    pub async fn write<R, F>(&self, f: F) -> SResult<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> SResult<R> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel::<SResult<R>>();
+        let job: WriteJob = Box::new(move |conn: &Connection| {
+            let out = run_in_savepoint(conn, f);
+            Box::new(move |committed: bool| {
+                let out = if committed {
+                    out
+                } else {
+                    out.and(Err(StoreError::Sql("commit failed".into())))
+                };
+                let _ = tx.send(out);
+            }) as Deliver
+        });
+        self.writer
+            .send(WriterMsg::Job(job))
+            .map_err(|_| StoreError::Closed)?;
+        rx.await.unwrap_or(Err(StoreError::Closed))
+    }
+
+    /// Runs `f` on a read-only connection inside one read transaction (one snapshot).
+    pub async fn read<R, F>(&self, f: F) -> SResult<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> SResult<R> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel::<SResult<R>>();
+        let job: ReadJob = Box::new(move |conn: &Connection| {
+            let out = (|| {
+                conn.execute_batch("BEGIN")?;
+                let r = catch_unwind(AssertUnwindSafe(|| f(conn)));
+                let _ = conn.execute_batch("COMMIT");
+                r.unwrap_or_else(|_| Err(StoreError::Sql("read job panicked".into())))
+            })();
+            let _ = tx.send(out);
+        });
+        self.readers
+            .send(Some(job))
+            .map_err(|_| StoreError::Closed)?;
+        rx.await.unwrap_or(Err(StoreError::Closed))
+    }
+
+    /// Finishes the queued writes, checkpoints the WAL and closes every connection.
+    pub fn close_blocking(&self) {
+        let _ = self.writer.send(WriterMsg::Stop);
+        for _ in 0..READERS {
+            let _ = self.readers.send(None);
+        }
+        let mut t = match self.threads.lock() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(w) = t.writer.take() {
+            let _ = w.join();
+        }
+        for r in t.readers.drain(..) {
+            let _ = r.join();
+        }
+    }
+}
+
+fn run_in_savepoint<R>(conn: &Connection, f: impl FnOnce(&Connection) -> SResult<R>) -> SResult<R> {
+    conn.execute_batch("SAVEPOINT job")?;
+    let r = catch_unwind(AssertUnwindSafe(|| f(conn)))
+        .unwrap_or_else(|_| Err(StoreError::Sql("write job panicked".into())));
+    if r.is_ok() {
+        conn.execute_batch("RELEASE job")?;
+    } else {
+        conn.execute_batch("ROLLBACK TO job; RELEASE job")?;
+    }
+    r
+}
+
+fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>) {
+    let mut stopping = false;
+    while !stopping {
+        let first = match rx.recv() {
+            Ok(WriterMsg::Job(j)) => j,
+            Ok(WriterMsg::Stop) | Err(_) => break,
+        };
+        let mut batch = vec![first];
+        while batch.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(WriterMsg::Job(j)) => batch.push(j),
+                Ok(WriterMsg::Stop) => {
+                    stopping = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        if conn.execute_batch("BEGIN IMMEDIATE").is_err() {
+            for job in batch {
+                // Not inside a transaction: run nothing, answer failure.
+                drop(job);
+            }
+            continue;
+        }
+        let delivers: Vec<Deliver> = batch.into_iter().map(|job| job(&conn)).collect();
+        let committed = conn.execute_batch("COMMIT").is_ok();
+        if !committed {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        for d in delivers {
+            d(committed);
+        }
+    }
+    // Jobs that raced the stop message still get an answer (they are written).
+    while let Ok(WriterMsg::Job(j)) = rx.try_recv() {
+        if conn.execute_batch("BEGIN IMMEDIATE").is_ok() {
+            let d = j(&conn);
+            let ok = conn.execute_batch("COMMIT").is_ok();
+            d(ok);
+        }
+    }
+    let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
+    drop(conn);
+}
+
+fn reader_loop(conn: Connection, rx: Arc<Mutex<mpsc::Receiver<Option<ReadJob>>>>) {
+    loop {
+        let msg = {
+            let guard = match rx.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            guard.recv()
+        };
+        match msg {
+            Ok(Some(job)) => job(&conn),
+            Ok(None) | Err(_) => break,
+        }
+    }
+}
