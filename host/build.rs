@@ -31,7 +31,14 @@ fn main() {
         .nth(4)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| root.join("target"));
-    let component_target = target_root.join("component");
+    // One component target per checkout: several worktrees may share a target directory.
+    let checkout_tag = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        root.hash(&mut h);
+        format!("{:016x}", h.finish())
+    };
+    let component_target = target_root.join("component").join(checkout_tag);
     let release = std::env::var("PROFILE").as_deref() == Ok("release");
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -54,18 +54,19 @@ fn engine() -> Result<Engine> {
     // A request body is at most 2 MiB; a handful of copies of it fit comfortably.
     pool.max_memory_size(128 << 20);
     let mut config = Config::new();
-    config.async_support(true);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     // Reserve less address space per memory than the 4 GiB default: slots are many, memories small.
     config.memory_reservation(256 << 20);
     config.memory_guard_size(64 << 10);
-    Engine::new(&config)
+    Ok(Engine::new(&config)?)
 }
 
 /// Compiles the component once and links it against WASI 0.2 and wasi:http.
 pub fn load(wasm: &[u8]) -> Result<Loaded> {
     let engine = engine()?;
-    let component = Component::new(&engine, wasm).context("compiling the queen-sqs component")?;
+    let component = Component::new(&engine, wasm)
+        .map_err(anyhow::Error::from)
+        .context("compiling the queen-sqs component")?;
     let mut linker: Linker<State> = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;

@@ -68,7 +68,7 @@ impl Server {
             Err(_) => {
                 let why = match task.await {
                     Ok(Ok(())) => anyhow::anyhow!("the component set no response"),
-                    Ok(Err(e)) => e,
+                    Ok(Err(e)) => e.into(),
                     Err(e) => e.into(),
                 };
                 Err(why)
