@@ -545,3 +545,54 @@ async fn the_query_protocol_addresses_a_queue_by_the_path_it_was_posted_to() {
     let tags = ep.sqs_ok("ListQueueTags", json!({"QueueUrl": url})).await;
     assert_eq!(tags["Tags"], json!({"env": "test"}));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_without_its_broker_queue_is_configured_again_unless_being_deleted() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("heal", json!({"VisibilityTimeout": "41"}))
+        .await;
+    // As if the creator had died between the registry claim and /configure.
+    let (status, _, _) = ep
+        .broker
+        .handle("DELETE", "/api/v1/resources/queues/heal", Bytes::new())
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(broker_queues_named(&ep, "heal").await, 0);
+    assert_eq!(ep.create_queue("heal", json!({})).await, url);
+    let (_, _, body) = ep
+        .broker
+        .handle(
+            "POST",
+            "/api/v1/configure",
+            Bytes::from(json!({"queue": "heal"}).to_string()),
+        )
+        .await;
+    let row: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(row["options"]["leaseTime"], 41, "{row}");
+
+    // A DeleteQueue under way writes its tombstone before removing the broker queue;
+    // a CreateQueue in that window must not configure the queue back.
+    ep.broker
+        .handle("DELETE", "/api/v1/resources/queues/heal", Bytes::new())
+        .await;
+    let (status, _, _) = ep
+        .broker
+        .handle(
+            "POST",
+            "/api/v1/kv",
+            Bytes::from(
+                json!({"operations": [{"op": "put", "ns": "qs", "key": "qs:dq:heal",
+                    "value": 1, "ttlSeconds": 60}]})
+                .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        ep.sqs_err("CreateQueue", json!({"QueueName": "heal"}))
+            .await,
+        (400, "QueueDeletedRecently".to_string())
+    );
+    assert_eq!(broker_queues_named(&ep, "heal").await, 0);
+}
