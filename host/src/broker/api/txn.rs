@@ -58,7 +58,7 @@ fn parse(v: &Value) -> Result<TxnReq, Reply> {
     };
     let kv = match v.get("kv") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => super::kv::parse_ops(a, true).map_err(|e| {
+        Some(Value::Array(a)) => super::kv_parse::parse_ops(a, true).map_err(|e| {
             let reason = if e.status == 413 {
                 "payload_too_large"
             } else {

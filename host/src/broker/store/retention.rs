@@ -3,7 +3,7 @@
 //! go. `createdAt` is monotone per partition, so what goes is always a prefix of the log and
 //! retention only moves `log_start`; offsets are never reused.
 
-use super::queues::QueueOpts;
+use super::options::QueueOpts;
 use super::SResult;
 use rusqlite::{params, Connection};
 use serde_json::{Map, Value};
