@@ -7,6 +7,7 @@
 pub mod ack;
 pub mod depth;
 pub mod kv;
+pub mod kv_read;
 pub mod messages;
 pub mod options;
 pub mod pop;
