@@ -415,6 +415,39 @@ describe("FIFO", () => {
     assert.equal(bodies.length, 11, `exactly 11 distinct deliveries, got ${JSON.stringify(bodies)}`);
   });
 
+  test("FIFO batch gestures: ChangeMessageVisibilityBatch 0 over a run, then DeleteMessageBatch out of order", async () => {
+    const { url } = await createQueue("v3-fbatch.fifo", { FifoQueue: "true", VisibilityTimeout: "30" });
+    const bodies = ["r0", "r1", "r2", "r3"];
+    const sent = await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: url, Entries: bodies.map((b, i) => ({ Id: `e${i}`, MessageBody: b, MessageGroupId: "run", MessageDeduplicationId: `d${i}` })) }),
+    );
+    assert.equal(sent.Successful.length, 4);
+    const first = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ["All"] }))).Messages || [];
+    assert.ok(first.length >= 1);
+    assert.deepEqual(first.map((m) => m.Body), bodies.slice(0, first.length), "a run comes in group order");
+    // The error path every consumer library takes: release everything it just received.
+    const rel = await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({ QueueUrl: url, Entries: first.map((m, i) => ({ Id: `c${i}`, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })) }),
+    );
+    assert.equal((rel.Failed || []).length, 0, `no entry refused: ${JSON.stringify(rel.Failed)}`);
+    assert.equal(rel.Successful.length, first.length);
+    // Everything again, in order; delete each received run in reverse order.
+    const got = [];
+    const until = Date.now() + 10000;
+    while (got.length < 4 && Date.now() < until) {
+      const run = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }))).Messages || [];
+      got.push(...run);
+      if (!run.length) continue;
+      const del = await sqs.send(
+        new DeleteMessageBatchCommand({ QueueUrl: url, Entries: run.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })).reverse() }),
+      );
+      assert.equal((del.Failed || []).length, 0, `no delete refused: ${JSON.stringify(del.Failed)}`);
+    }
+    assert.deepEqual(got.map((m) => m.Body), bodies);
+    const left = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 1 }));
+    assert.equal((left.Messages || []).length, 0, "nothing redelivered after the deletes");
+  });
+
   test("a FIFO send without MessageGroupId is refused", async () => {
     const { url } = await createQueue("v3-nogroup.fifo", { FifoQueue: "true", ContentBasedDeduplication: "true" });
     const err = await rejects(() => sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: "x" })));
