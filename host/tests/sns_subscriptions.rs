@@ -25,7 +25,14 @@ async fn only_sqs_is_accepted_and_others_are_refused_by_name() {
     }
     let arn = subscribe(&ep, &t, &q, &[]).await;
     assert!(arn.starts_with(&format!("{t}:")), "{arn}");
-    let a = attributes(&sns_ok(&ep, "GetSubscriptionAttributes", &[("SubscriptionArn", &arn)]).await);
+    let a = attributes(
+        &sns_ok(
+            &ep,
+            "GetSubscriptionAttributes",
+            &[("SubscriptionArn", &arn)],
+        )
+        .await,
+    );
     assert_eq!(a["SubscriptionArn"], arn);
     assert_eq!(a["TopicArn"], t);
     assert_eq!(a["Protocol"], "sqs");
@@ -34,7 +41,10 @@ async fn only_sqs_is_accepted_and_others_are_refused_by_name() {
     assert_eq!(a["PendingConfirmation"], "false");
     assert_eq!(a["ConfirmationWasAuthenticated"], "true");
     assert_eq!(a["RawMessageDelivery"], "false");
-    assert!(!a.contains_key("FilterPolicy") && !a.contains_key("FilterPolicyScope"), "{a:?}");
+    assert!(
+        !a.contains_key("FilterPolicy") && !a.contains_key("FilterPolicyScope"),
+        "{a:?}"
+    );
     let ta = attributes(&sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &t)]).await);
     assert_eq!(ta["SubscriptionsConfirmed"], "1");
     assert_eq!(ta["SubscriptionsPending"], "0");
@@ -53,15 +63,28 @@ async fn the_endpoint_must_be_an_existing_queue_of_ours() {
         let (status, code, _) = sns_err(
             &ep,
             "Subscribe",
-            &[("TopicArn", &t), ("Protocol", "sqs"), ("Endpoint", endpoint)],
+            &[
+                ("TopicArn", &t),
+                ("Protocol", "sqs"),
+                ("Endpoint", endpoint),
+            ],
         )
         .await;
-        assert_eq!((status, code.as_str()), (400, "InvalidParameter"), "{endpoint}");
+        assert_eq!(
+            (status, code.as_str()),
+            (400, "InvalidParameter"),
+            "{endpoint}"
+        );
     }
     // A standard topic refuses a FIFO queue, and says why; a FIFO topic takes both kinds.
     let fq = make_queue(&ep, "q.fifo").await;
     let sq = make_queue(&ep, "std").await;
-    let (_, code, msg) = sns_err(&ep, "Subscribe", &[("TopicArn", &t), ("Protocol", "sqs"), ("Endpoint", &fq)]).await;
+    let (_, code, msg) = sns_err(
+        &ep,
+        "Subscribe",
+        &[("TopicArn", &t), ("Protocol", "sqs"), ("Endpoint", &fq)],
+    )
+    .await;
     assert_eq!(code, "InvalidParameter");
     assert!(msg.contains("FIFO"), "{msg}");
     let ft = create_topic(&ep, "t.fifo", &[("FifoTopic", "true")]).await;
@@ -75,17 +98,44 @@ async fn subscribe_is_idempotent_per_topic_and_endpoint_both_ways() {
     let t = create_topic(&ep, "t", &[]).await;
     let q = make_queue(&ep, "q").await;
     let policy = r#"{"kind":["a"]}"#;
-    let first = subscribe(&ep, &t, &q, &[("RawMessageDelivery", "true"), ("FilterPolicy", policy)]).await;
+    let first = subscribe(
+        &ep,
+        &t,
+        &q,
+        &[("RawMessageDelivery", "true"), ("FilterPolicy", policy)],
+    )
+    .await;
     // The same attributes, or none, or a subset: the existing ARN.
-    assert_eq!(subscribe(&ep, &t, &q, &[("RawMessageDelivery", "true"), ("FilterPolicy", policy)]).await, first);
+    assert_eq!(
+        subscribe(
+            &ep,
+            &t,
+            &q,
+            &[("RawMessageDelivery", "true"), ("FilterPolicy", policy)]
+        )
+        .await,
+        first
+    );
     assert_eq!(subscribe(&ep, &t, &q, &[]).await, first);
-    assert_eq!(subscribe(&ep, &t, &q, &[("FilterPolicy", r#"{ "kind": [ "a" ] }"#)]).await, first);
+    assert_eq!(
+        subscribe(&ep, &t, &q, &[("FilterPolicy", r#"{ "kind": [ "a" ] }"#)]).await,
+        first
+    );
     // Different attributes: AWS's refusal.
-    for (k, v) in [("RawMessageDelivery", "false"), ("FilterPolicy", r#"{"kind":["b"]}"#)] {
+    for (k, v) in [
+        ("RawMessageDelivery", "false"),
+        ("FilterPolicy", r#"{"kind":["b"]}"#),
+    ] {
         let (status, code, msg) = sns_err(
             &ep,
             "Subscribe",
-            &[("TopicArn", &t), ("Protocol", "sqs"), ("Endpoint", &q), ("Attributes.entry.1.key", k), ("Attributes.entry.1.value", v)],
+            &[
+                ("TopicArn", &t),
+                ("Protocol", "sqs"),
+                ("Endpoint", &q),
+                ("Attributes.entry.1.key", k),
+                ("Attributes.entry.1.value", v),
+            ],
         )
         .await;
         assert_eq!((status, code.as_str()), (400, "InvalidParameter"));
@@ -103,7 +153,12 @@ async fn subscribe_is_idempotent_per_topic_and_endpoint_both_ways() {
 async fn confirm_subscription_always_fails_naming_the_token() {
     let ep = Endpoint::start().await;
     let t = create_topic(&ep, "t", &[]).await;
-    let (status, code, msg) = sns_err(&ep, "ConfirmSubscription", &[("TopicArn", &t), ("Token", "abc")]).await;
+    let (status, code, msg) = sns_err(
+        &ep,
+        "ConfirmSubscription",
+        &[("TopicArn", &t), ("Token", "abc")],
+    )
+    .await;
     assert_eq!((status, code.as_str()), (400, "InvalidParameter"));
     assert!(msg.contains("Token"), "{msg}");
 }
@@ -118,25 +173,48 @@ async fn subscription_attributes_and_filter_policy_validation() {
         let s = s.clone();
         let ep = &ep;
         async move {
-            sns(ep, "SetSubscriptionAttributes", &[("SubscriptionArn", &s), ("AttributeName", name), ("AttributeValue", &value)]).await
+            sns(
+                ep,
+                "SetSubscriptionAttributes",
+                &[
+                    ("SubscriptionArn", &s),
+                    ("AttributeName", name),
+                    ("AttributeValue", &value),
+                ],
+            )
+            .await
         }
     };
-    let get = || async { attributes(&sns_ok(&ep, "GetSubscriptionAttributes", &[("SubscriptionArn", &s)]).await) };
+    let get = || async {
+        attributes(&sns_ok(&ep, "GetSubscriptionAttributes", &[("SubscriptionArn", &s)]).await)
+    };
 
     assert_eq!(set("RawMessageDelivery", "true".into()).await.0, 200);
     assert_eq!(get().await["RawMessageDelivery"], "true");
     let (status, xml) = set("RawMessageDelivery", "maybe".into()).await;
     assert_eq!(status, 400, "{xml}");
 
-    assert_eq!(set("FilterPolicy", r#"{"color":["red"]}"#.into()).await.0, 200);
+    assert_eq!(
+        set("FilterPolicy", r#"{"color":["red"]}"#.into()).await.0,
+        200
+    );
     let a = get().await;
     assert_eq!(a["FilterPolicy"], r#"{"color":["red"]}"#);
     assert_eq!(a["FilterPolicyScope"], "MessageAttributes");
     // Invalid policies are refused at write, with the engine's AWS message.
-    for bad in [r#"{"color":"red"}"#, "not json", r#"{"n":[{"numeric":[">"]}]}"#] {
+    for bad in [
+        r#"{"color":"red"}"#,
+        "not json",
+        r#"{"n":[{"numeric":[">"]}]}"#,
+    ] {
         let (status, xml) = set("FilterPolicy", bad.into()).await;
         assert_eq!(status, 400, "{bad}");
-        assert!(tag(&xml, "Message").unwrap().starts_with("Invalid parameter: "), "{xml}");
+        assert!(
+            tag(&xml, "Message")
+                .unwrap()
+                .starts_with("Invalid parameter: "),
+            "{xml}"
+        );
     }
     assert_eq!(get().await["FilterPolicy"], r#"{"color":["red"]}"#);
     // A nested policy needs the body scope: refused under attributes, accepted after.
@@ -146,22 +224,52 @@ async fn subscription_attributes_and_filter_policy_validation() {
     assert_eq!(set("FilterPolicy", nested.clone()).await.0, 200);
     assert_eq!(get().await["FilterPolicyScope"], "MessageBody");
     // ...and the scope cannot go back while the nested policy is there.
-    assert_eq!(set("FilterPolicyScope", "MessageAttributes".into()).await.0, 400);
+    assert_eq!(
+        set("FilterPolicyScope", "MessageAttributes".into()).await.0,
+        400
+    );
     assert_eq!(set("FilterPolicyScope", "Elsewhere".into()).await.0, 400);
     // An empty policy removes it, and with it the reported scope.
     assert_eq!(set("FilterPolicy", "".into()).await.0, 200);
     let a = get().await;
-    assert!(!a.contains_key("FilterPolicy") && !a.contains_key("FilterPolicyScope"), "{a:?}");
+    assert!(
+        !a.contains_key("FilterPolicy") && !a.contains_key("FilterPolicyScope"),
+        "{a:?}"
+    );
 
-    assert_eq!(set("RedrivePolicy", r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}"#.into()).await.0, 200);
-    assert_eq!(set("DeliveryPolicy", r#"{"healthyRetryPolicy":{}}"#.into()).await.0, 200);
+    assert_eq!(
+        set(
+            "RedrivePolicy",
+            r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}"#.into()
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        set("DeliveryPolicy", r#"{"healthyRetryPolicy":{}}"#.into())
+            .await
+            .0,
+        200
+    );
     let a = get().await;
     assert!(a["RedrivePolicy"].contains("dlq"));
     assert!(a.contains_key("DeliveryPolicy"));
     assert_eq!(set("Unknown", "x".into()).await.0, 400);
     // Subscribe validates its attributes the same way.
     let q2 = make_queue(&ep, "q2").await;
-    let (_, code, _) = sns_err(&ep, "Subscribe", &[("TopicArn", &t), ("Protocol", "sqs"), ("Endpoint", &q2), ("Attributes.entry.1.key", "FilterPolicy"), ("Attributes.entry.1.value", "[1]")]).await;
+    let (_, code, _) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &t),
+            ("Protocol", "sqs"),
+            ("Endpoint", &q2),
+            ("Attributes.entry.1.key", "FilterPolicy"),
+            ("Attributes.entry.1.value", "[1]"),
+        ],
+    )
+    .await;
     assert_eq!(code, "InvalidParameter");
 }
 
@@ -173,12 +281,26 @@ async fn unsubscribe_and_unknown_subscriptions() {
     let s = subscribe(&ep, &t, &q, &[]).await;
     sns_ok(&ep, "Unsubscribe", &[("SubscriptionArn", &s)]).await;
     // Gone: reads are NotFound, a second unsubscribe is still a success.
-    let (status, code, _) = sns_err(&ep, "GetSubscriptionAttributes", &[("SubscriptionArn", &s)]).await;
+    let (status, code, _) =
+        sns_err(&ep, "GetSubscriptionAttributes", &[("SubscriptionArn", &s)]).await;
     assert_eq!((status, code.as_str()), (404, "NotFound"));
-    let (status, code, _) = sns_err(&ep, "SetSubscriptionAttributes", &[("SubscriptionArn", &s), ("AttributeName", "RawMessageDelivery"), ("AttributeValue", "true")]).await;
+    let (status, code, _) = sns_err(
+        &ep,
+        "SetSubscriptionAttributes",
+        &[
+            ("SubscriptionArn", &s),
+            ("AttributeName", "RawMessageDelivery"),
+            ("AttributeValue", "true"),
+        ],
+    )
+    .await;
     assert_eq!((status, code.as_str()), (404, "NotFound"));
     sns_ok(&ep, "Unsubscribe", &[("SubscriptionArn", &s)]).await;
-    for bad in [t.as_str(), "nonsense", "arn:aws:sns:us-east-1:000000000000:t:not-a-uuid"] {
+    for bad in [
+        t.as_str(),
+        "nonsense",
+        "arn:aws:sns:us-east-1:000000000000:t:not-a-uuid",
+    ] {
         let (status, code, _) = sns_err(&ep, "Unsubscribe", &[("SubscriptionArn", bad)]).await;
         assert_eq!((status, code.as_str()), (400, "InvalidParameter"), "{bad}");
     }
@@ -226,7 +348,12 @@ async fn listings_page_by_one_hundred() {
     let first = sns_ok(&ep, "ListSubscriptions", &[]).await;
     let mut all = tags_all(&first, "SubscriptionArn");
     assert_eq!(all.len(), 100);
-    let second = sns_ok(&ep, "ListSubscriptions", &[("NextToken", &tag(&first, "NextToken").unwrap())]).await;
+    let second = sns_ok(
+        &ep,
+        "ListSubscriptions",
+        &[("NextToken", &tag(&first, "NextToken").unwrap())],
+    )
+    .await;
     all.extend(tags_all(&second, "SubscriptionArn"));
     assert_eq!(all.len(), 104);
     assert!(all.contains(&o));

@@ -24,7 +24,11 @@ pub async fn sns_ok(ep: &Endpoint, action: &str, params: &[(&str, &str)]) -> Str
 }
 
 /// (status, `<Code>`, `<Message>`) of an error answer.
-pub async fn sns_err(ep: &Endpoint, action: &str, params: &[(&str, &str)]) -> (u16, String, String) {
+pub async fn sns_err(
+    ep: &Endpoint,
+    action: &str,
+    params: &[(&str, &str)],
+) -> (u16, String, String) {
     let (status, xml) = sns(ep, action, params).await;
     assert_ne!(status, 200, "{action} unexpectedly succeeded: {xml}");
     (
@@ -50,9 +54,11 @@ fn unescape(s: &str) -> String {
             "gt" => out.push('>'),
             "quot" => out.push('"'),
             "apos" => out.push('\''),
-            e if e.starts_with("#x") => {
-                out.extend(u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32))
-            }
+            e if e.starts_with("#x") => out.extend(
+                u32::from_str_radix(&e[2..], 16)
+                    .ok()
+                    .and_then(char::from_u32),
+            ),
             e if e.starts_with('#') => out.extend(e[1..].parse().ok().and_then(char::from_u32)),
             _ => out.push_str(&rest[i..=i + j]),
         }
@@ -95,7 +101,10 @@ pub async fn create_topic(ep: &Endpoint, name: &str, attrs: &[(&str, &str)]) -> 
         params.push((format!("Attributes.entry.{}.key", i + 1), k.to_string()));
         params.push((format!("Attributes.entry.{}.value", i + 1), v.to_string()));
     }
-    let refs: Vec<(&str, &str)> = params.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let refs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     let xml = sns_ok(ep, "CreateTopic", &refs).await;
     tag(&xml, "TopicArn").expect("TopicArn")
 }
@@ -154,7 +163,13 @@ pub async fn make_queue(ep: &Endpoint, name: &str) -> String {
 pub async fn drop_queue(ep: &Endpoint, name: &str) {
     let op = json!({"op": "delete", "ns": "qs", "key": format!("qs:q:{name}")});
     broker_call(ep, "POST", "/api/v1/kv", json!({"operations": [op]})).await;
-    broker_call(ep, "DELETE", &format!("/api/v1/resources/queues/{name}"), Value::Null).await;
+    broker_call(
+        ep,
+        "DELETE",
+        &format!("/api/v1/resources/queues/{name}"),
+        Value::Null,
+    )
+    .await;
 }
 
 pub async fn broker_queues(ep: &Endpoint) -> Vec<String> {
@@ -219,7 +234,12 @@ pub async fn drain(ep: &Endpoint, queue: &str) -> Vec<Delivered> {
     }
 }
 
-pub async fn subscribe(ep: &Endpoint, topic_arn: &str, queue_arn: &str, attrs: &[(&str, &str)]) -> String {
+pub async fn subscribe(
+    ep: &Endpoint,
+    topic_arn: &str,
+    queue_arn: &str,
+    attrs: &[(&str, &str)],
+) -> String {
     let mut params: Vec<(String, String)> = vec![
         ("TopicArn".into(), topic_arn.into()),
         ("Protocol".into(), "sqs".into()),
@@ -229,7 +249,10 @@ pub async fn subscribe(ep: &Endpoint, topic_arn: &str, queue_arn: &str, attrs: &
         params.push((format!("Attributes.entry.{}.key", i + 1), k.to_string()));
         params.push((format!("Attributes.entry.{}.value", i + 1), v.to_string()));
     }
-    let refs: Vec<(&str, &str)> = params.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let refs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     let xml = sns_ok(ep, "Subscribe", &refs).await;
     tag(&xml, "SubscriptionArn").expect("SubscriptionArn")
 }
@@ -249,7 +272,11 @@ pub fn publish_params(
         let p = format!("MessageAttributes.entry.{}", i + 1);
         params.push((format!("{p}.Name"), name.to_string()));
         params.push((format!("{p}.Value.DataType"), ty.to_string()));
-        let field = if ty.starts_with("Binary") { "BinaryValue" } else { "StringValue" };
+        let field = if ty.starts_with("Binary") {
+            "BinaryValue"
+        } else {
+            "StringValue"
+        };
         params.push((format!("{p}.Value.{field}"), value.to_string()));
     }
     for (k, v) in extra {
@@ -266,11 +293,20 @@ pub async fn publish(
     extra: &[(&str, &str)],
 ) -> (u16, String) {
     let params = publish_params(topic_arn, message, attrs, extra);
-    let refs: Vec<(&str, &str)> = params.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let refs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     sns(ep, "Publish", &refs).await
 }
 
-pub async fn publish_ok(ep: &Endpoint, topic_arn: &str, message: &str, attrs: &[(&str, &str, &str)], extra: &[(&str, &str)]) -> String {
+pub async fn publish_ok(
+    ep: &Endpoint,
+    topic_arn: &str,
+    message: &str,
+    attrs: &[(&str, &str, &str)],
+    extra: &[(&str, &str)],
+) -> String {
     let (status, xml) = publish(ep, topic_arn, message, attrs, extra).await;
     assert_eq!(status, 200, "Publish failed: {xml}");
     tag(&xml, "MessageId").expect("MessageId")
