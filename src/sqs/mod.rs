@@ -1,6 +1,7 @@
 //! The 23 SQS actions over Queen. Each takes the JSON protocol's input shape and
 //! answers the JSON protocol's output shape; the wire layer does the rest.
 
+pub mod attributes;
 pub mod input;
 pub mod lanes;
 pub mod movetasks;
