@@ -2,8 +2,8 @@
 //! the payload envelope, and land it with ONE push for every immediate message of the
 //! request (plus one timer call for the delayed ones).
 //!
-//! A standard queue's lane is the hash of the send's own key (`lanes::message_key`,
-//! unique per request and entry); a FIFO queue's lane is the `MessageGroupId` and its
+//! A standard queue's lane is the hash of the send's own key (`lanes::batch_lane`: the
+//! request's key picks a lane and a batch's entries take consecutive ones); a FIFO queue's lane is the `MessageGroupId` and its
 //! deduplication key (`MessageDeduplicationId`, or the body's SHA-256 under
 //! `ContentBasedDeduplication`) is the push's `transactionId`, so a duplicate inside the
 //! queue's window answers the ORIGINAL MessageId, as SQS does.
@@ -218,7 +218,7 @@ async fn deliver<T: Transport>(
                 op: "schedule",
                 queue: q.name.clone(),
                 timer_key: format!("sqs.{key}"),
-                partition: lanes::standard_lane(&key, q.partitions),
+                partition: lanes::batch_lane(ctx.request_id, *index, q.partitions),
                 delay_ms: m.timer_seconds * 1000,
                 txn: key,
                 payload: STANDARD.encode(text.as_bytes()),
@@ -226,13 +226,17 @@ async fn deliver<T: Transport>(
         } else {
             push_of.push(Some(pushes.len()));
             timer_of.push(None);
-            pushes.push(lanes::push_item(
+            let mut item = lanes::push_item(
                 q,
                 m.envelope.to_json(),
                 m.group.as_deref(),
                 m.dedup.as_deref(),
                 &key,
-            ));
+            );
+            if !q.fifo {
+                item.partition = lanes::batch_lane(ctx.request_id, *index, q.partitions);
+            }
+            pushes.push(item);
         }
     }
     let push_call = async {
