@@ -132,7 +132,7 @@ def test_subscribe_list_get_unsubscribe(sns, sqs, make_topic, make_queue):
     sns.unsubscribe(SubscriptionArn=sub)
     assert sns.list_subscriptions_by_topic(TopicArn=arn)["Subscriptions"] == []
     sns.publish(TopicArn=arn, Message="nobody listens")
-    assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+    assert not sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages")
 
 
 def test_subscribe_is_idempotent_and_ignores_repeat_attributes(sns, sqs, make_topic, make_queue):
@@ -229,7 +229,7 @@ def test_fan_out_to_three_queues_with_the_envelope(sns, sqs, make_topic, make_qu
         assert env["MessageAttributes"]["n"] == {"Type": "Number", "Value": "3"}
         assert env["MessageAttributes"]["bin"]["Type"] == "Binary"
         assert base64.b64decode(env["MessageAttributes"]["bin"]["Value"]) == b"\x00\xff"
-        assert "Messages" not in sqs.receive_message(QueueUrl=u)
+        assert not sqs.receive_message(QueueUrl=u).get("Messages")
 
 
 def test_raw_delivery(sns, sqs, make_topic, make_queue):

@@ -143,7 +143,7 @@ def test_send_receive_delete_with_attributes_and_md5s(sqs, make_queue):
 
     assert attrs(sqs, url, "ApproximateNumberOfMessagesNotVisible")["ApproximateNumberOfMessagesNotVisible"] == "1"
     sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-    assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+    assert not sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages")
     got = attrs(sqs, url, "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")
     assert got == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
 
@@ -154,6 +154,14 @@ def test_receive_filters_message_attribute_names(sqs, make_queue):
     (m,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2, MessageAttributeNames=["event"])["Messages"]
     assert set(m["MessageAttributes"]) == {"event"}
     assert m["MD5OfMessageAttributes"] == md5_of_attributes({"event": MSG_ATTRS["event"]})
+
+
+def test_empty_receive_omits_the_messages_key(sqs, make_queue):
+    # AWS answers an empty receive without a `Messages` member, and the common idiom
+    # `if "Messages" in r: r["Messages"][0]` relies on it.
+    url = make_queue()
+    r = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=0)
+    assert "Messages" not in r, r.get("Messages")
 
 
 # --- batches --------------------------------------------------------------------------
@@ -242,7 +250,7 @@ def test_visibility_timeout_expiry_redelivers(sqs, make_queue):
     url = make_queue(attributes={"VisibilityTimeout": "1"})
     sqs.send_message(QueueUrl=url, MessageBody="again")
     (m1,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2, MessageSystemAttributeNames=["All"])["Messages"]
-    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+    assert not sqs.receive_message(QueueUrl=url).get("Messages")
     time.sleep(1.5)
     (m2,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2, MessageSystemAttributeNames=["All"])["Messages"]
     assert m2["MessageId"] == m1["MessageId"]
@@ -259,7 +267,7 @@ def test_change_visibility_zero_releases_and_extend_holds(sqs, make_queue):
     (m,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2, VisibilityTimeout=1)["Messages"]
     sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=20)
     time.sleep(1.5)
-    assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+    assert not sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages")
     # The handle still addresses the extended lease.
     sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
     assert attrs(sqs, url, "ApproximateNumberOfMessagesNotVisible")["ApproximateNumberOfMessagesNotVisible"] == "0"
@@ -292,7 +300,7 @@ def test_long_poll_on_empty_queue_waits(sqs, make_queue):
     t0 = time.monotonic()
     r = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)
     took = time.monotonic() - t0
-    assert "Messages" not in r
+    assert not r.get("Messages")
     assert 0.8 < took < 4, took
 
 
@@ -300,7 +308,7 @@ def test_per_message_delay(sqs, make_queue):
     url = make_queue()
     sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=2)
     assert attrs(sqs, url, "ApproximateNumberOfMessagesDelayed")["ApproximateNumberOfMessagesDelayed"] == "1"
-    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+    assert not sqs.receive_message(QueueUrl=url).get("Messages")
     msgs = receive_all(sqs, url, 1, wait_total=6)
     assert [m["Body"] for m in msgs] == ["later"]
     assert attrs(sqs, url, "ApproximateNumberOfMessagesDelayed")["ApproximateNumberOfMessagesDelayed"] == "0"
@@ -310,7 +318,7 @@ def test_queue_delay(sqs, make_queue):
     url = make_queue(attributes={"DelaySeconds": "2"})
     t0 = time.monotonic()
     sqs.send_message(QueueUrl=url, MessageBody="queue-delayed")
-    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+    assert not sqs.receive_message(QueueUrl=url).get("Messages")
     msgs = receive_all(sqs, url, 1, wait_total=6)
     assert [m["Body"] for m in msgs] == ["queue-delayed"]
     assert time.monotonic() - t0 > 1.5
@@ -347,7 +355,7 @@ def test_fifo_dedup_id_gives_same_message_id_and_one_delivery(sqs, make_queue):
     (m,) = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2)["Messages"]
     assert m["MessageId"] == a["MessageId"]
     sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-    assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+    assert not sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages")
 
 
 def test_fifo_content_based_dedup(sqs, make_queue):
@@ -386,7 +394,7 @@ def test_redrive_to_dead_letter_queue_and_move_back(sqs, make_queue):
         (m,) = sqs.receive_message(QueueUrl=src, WaitTimeSeconds=2, VisibilityTimeout=1)["Messages"]
         time.sleep(1.2)  # let the lease lapse: that is a failed delivery
     # The third receive moves it instead of delivering it.
-    assert "Messages" not in sqs.receive_message(QueueUrl=src, WaitTimeSeconds=1)
+    assert not sqs.receive_message(QueueUrl=src, WaitTimeSeconds=1).get("Messages")
 
     (copy,) = receive_all(sqs, dlq, 1, MessageAttributeNames=["All"], MessageSystemAttributeNames=["All"])
     assert copy["Body"] == "poison"
@@ -430,7 +438,7 @@ def test_purge_and_purge_in_progress(sqs, make_queue):
     sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "p"} for i in range(3)])
     (held,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2)["Messages"]
     sqs.purge_queue(QueueUrl=url)
-    assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+    assert not sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages")
     got = attrs(sqs, url, "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")
     assert got == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
     with pytest.raises(sqs.exceptions.PurgeQueueInProgress):
