@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import struct
+import time
 import uuid
 
 import boto3
@@ -109,8 +110,6 @@ def queue_arn(sqs, url):
 
 def receive_all(sqs, url, want, wait_total=5.0, **kwargs):
     """Receives until `want` messages arrived or the time is up; returns them in order."""
-    import time
-
     got = []
     deadline = time.monotonic() + wait_total
     while len(got) < want and time.monotonic() < deadline:
@@ -122,6 +121,20 @@ def receive_all(sqs, url, want, wait_total=5.0, **kwargs):
             **kwargs,
         )
         got.extend(r.get("Messages", []))
+    return got
+
+
+def drain(sqs, url, want, wait_total=4.0, **kwargs):
+    """Everything deliverable within the time, deleted as read (so FIFO groups advance)."""
+    got = []
+    deadline = time.monotonic() + wait_total
+    while time.monotonic() < deadline:
+        r = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, **kwargs)
+        for m in r.get("Messages", []):
+            got.append(m)
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        if len(got) >= want and not r.get("Messages"):
+            break
     return got
 
 

@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from conftest import queue_arn, receive_all, uname
+from conftest import drain, queue_arn, receive_all, uname
 
 ACCOUNT = "000000000000"
 ABSENT_FIELDS = ("Signature", "SigningCertURL", "UnsubscribeURL")
@@ -20,20 +20,6 @@ def subscribe(sns, sqs, topic_arn, queue_url, **attributes):
         Attributes={k: v for k, v in attributes.items()},
         ReturnSubscriptionArn=True,
     )["SubscriptionArn"]
-
-
-def drain(sqs, url, want, wait_total=4.0, **kwargs):
-    """Everything deliverable within the time, deleted as read (so FIFO groups advance)."""
-    got = []
-    deadline = time.monotonic() + wait_total
-    while time.monotonic() < deadline:
-        r = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, **kwargs)
-        for m in r.get("Messages", []):
-            got.append(m)
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-        if len(got) >= want and not r.get("Messages"):
-            break
-    return got
 
 
 # --- topics ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import time
 import uuid
 
 import pytest
-from conftest import ENDPOINT, md5_of_attributes, md5_of_body, queue_arn, receive_all, uname
+from conftest import ENDPOINT, drain, md5_of_attributes, md5_of_body, queue_arn, receive_all, uname
 
 ACCOUNT = "000000000000"
 
@@ -373,6 +373,46 @@ def test_fifo_content_based_dedup(sqs, make_queue):
         if len(bodies) >= 2:
             break
     assert bodies == ["same body", "other body"]
+
+
+def test_fifo_batch_of_one_claim_is_one_gesture(sqs, make_queue):
+    url = make_queue(fifo=True)
+    sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": str(i), "MessageBody": f"g{i}", "MessageGroupId": "g", "MessageDeduplicationId": f"d{i}"} for i in range(4)],
+    )
+    first = receive_all(sqs, url, 4, wait_total=4)
+    assert [m["Body"] for m in first] == ["g0", "g1", "g2", "g3"]
+    # The error-path gesture of every consumer library: release everything just received.
+    r = sqs.change_message_visibility_batch(
+        QueueUrl=url,
+        Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for i, m in enumerate(first)],
+    )
+    assert sorted(e["Id"] for e in r["Successful"]) == ["0", "1", "2", "3"]
+    assert not r.get("Failed")
+    second = receive_all(sqs, url, 4, wait_total=4)
+    assert [m["Body"] for m in second] == ["g0", "g1", "g2", "g3"]
+    # Deletes out of order, in one batch: all succeed and nothing is redelivered.
+    r = sqs.delete_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": str(i), "ReceiptHandle": second[i]["ReceiptHandle"]} for i in (2, 0, 3, 1)],
+    )
+    assert sorted(e["Id"] for e in r["Successful"]) == ["0", "1", "2", "3"]
+    assert not r.get("Failed")
+    assert not sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages")
+
+
+def test_standard_queue_in_flight_is_bounded_by_its_width(sqs, make_queue):
+    # The documented divergence: one lane holds at most one message in flight.
+    url = make_queue(attributes={"queen.partitions": "1"})
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["queen.partitions"] == "1"
+    sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"w{i}"} for i in range(3)])
+    r = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, VisibilityTimeout=30)
+    assert len(r["Messages"]) == 1
+    got = [r["Messages"][0]["Body"]]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=r["Messages"][0]["ReceiptHandle"])
+    got += [m["Body"] for m in drain(sqs, url, 2)]
+    assert sorted(got) == ["w0", "w1", "w2"]
 
 
 # --- dead letters and move tasks ------------------------------------------------------
