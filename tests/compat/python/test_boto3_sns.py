@@ -121,15 +121,15 @@ def test_subscribe_list_get_unsubscribe(sns, sqs, make_topic, make_queue):
     assert not sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages")
 
 
-def test_subscribe_is_idempotent_and_ignores_repeat_attributes(sns, sqs, make_topic, make_queue):
-    # The contract: a repeat answers the existing ARN WITHOUT applying the attributes it
-    # carries (marked unsettled there; AWS itself answers InvalidParameter for a repeat
-    # whose attributes differ).
+def test_subscribe_is_idempotent_and_refuses_different_attributes(sns, sqs, make_topic, make_queue):
+    # Same attributes: the existing ARN. Different ones: InvalidParameter, as AWS answers
+    # (the contract page marks this case unsettled and describes ignoring them instead).
     arn = make_topic()
     url = make_queue()
     a = subscribe(sns, sqs, arn, url, RawMessageDelivery="true")
     assert subscribe(sns, sqs, arn, url, RawMessageDelivery="true") == a
-    assert subscribe(sns, sqs, arn, url, RawMessageDelivery="false") == a
+    with pytest.raises(sns.exceptions.InvalidParameterException):
+        subscribe(sns, sqs, arn, url, RawMessageDelivery="false")
     assert sns.get_subscription_attributes(SubscriptionArn=a)["Attributes"]["RawMessageDelivery"] == "true"
     assert len(sns.list_subscriptions_by_topic(TopicArn=arn)["Subscriptions"]) == 1
 
