@@ -83,6 +83,17 @@ where
     let token = match cfg.auth {
         AuthMode::Off => cfg.queen_token.clone(),
         AuthMode::SigV4 => match auth::verify(&req, &cfg.credentials, now_ms.div_euclid(1000)) {
+            // One listener serves both services; the scope must name the one the action is.
+            Ok(v) if v.service != rec.service => {
+                let want = match rec.service {
+                    Service::Sqs => "sqs",
+                    Service::Sns => "sns",
+                };
+                return fail(ApiError::new(
+                    ErrorCode::SignatureDoesNotMatch,
+                    format!("Credential should be scoped to correct service: '{want}'."),
+                ));
+            }
             Ok(v) => Some(v.credential.queen_token.clone()),
             Err(e) => return fail(auth_error(&e)),
         },
