@@ -785,3 +785,67 @@ async fn permissions_are_validated_and_kept_but_not_enforced() {
     ep.sqs_ok("AddPermission", add("grant_1", json!(["1"]), json!(["*"])))
         .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn depth_attributes_follow_sqs_sends_receives_and_purges() {
+    let ep = Endpoint::start().await;
+    let url = ep.create_queue("flow", json!({})).await;
+    for i in 0..3 {
+        ep.sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": format!("m{i}")}),
+        )
+        .await;
+    }
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "later", "DelaySeconds": 600}),
+    )
+    .await;
+    let a = attrs(&ep, &url, &DEPTH).await;
+    assert_eq!(a[DEPTH[0]], "3");
+    assert_eq!(a[DEPTH[1]], "0");
+    assert_eq!(a[DEPTH[2]], "1");
+
+    let got = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "MaxNumberOfMessages": 1, "VisibilityTimeout": 60}),
+        )
+        .await;
+    let handle = got["Messages"][0]["ReceiptHandle"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let a = attrs(&ep, &url, &DEPTH).await;
+    assert_eq!(a[DEPTH[0]], "2");
+    assert_eq!(a[DEPTH[1]], "1");
+
+    ep.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    let a = attrs(&ep, &url, &DEPTH).await;
+    assert_eq!(
+        (&a[DEPTH[0]], &a[DEPTH[1]], &a[DEPTH[2]]),
+        (&json!("0"), &json!("0"), &json!("0"))
+    );
+    // The handle minted before the purge addresses nothing: extending it is refused.
+    let (status, body) = ep
+        .sqs(
+            "ChangeMessageVisibility",
+            json!({"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 100}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    // And the queue keeps serving.
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "after"}),
+    )
+    .await;
+    let got = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "WaitTimeSeconds": 1}),
+        )
+        .await;
+    assert_eq!(got["Messages"][0]["Body"], "after");
+}
