@@ -784,6 +784,32 @@ async fn permissions_are_validated_and_kept_but_not_enforced() {
     // The label is free again.
     ep.sqs_ok("AddPermission", add("grant_1", json!(["1"]), json!(["*"])))
         .await;
+
+    // Grants go with the queue: a queue re-created under the name starts with none.
+    ep.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
+    let (status, _, _) = ep
+        .broker
+        .handle(
+            "POST",
+            "/api/v1/kv",
+            Bytes::from(
+                json!({"operations": [{"op": "delete", "ns": "qs", "key": "qs:dq:perm"}]})
+                    .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(ep.create_queue("perm", json!({})).await, url);
+    assert_eq!(
+        ep.sqs_err(
+            "RemovePermission",
+            json!({"QueueUrl": url, "Label": "grant_1"})
+        )
+        .await,
+        (400, "InvalidParameterValue".to_string())
+    );
+    ep.sqs_ok("AddPermission", add("grant_1", json!(["1"]), json!(["*"])))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,13 +1,54 @@
 //! AddPermission / RemovePermission: validated as far as SQS validates them and kept
-//! in the registry record, never enforced. Authorization here is Queen's, over the
+//! beside the registry record (`qs:qp:<name>`, removed with it), never enforced. Authorization here is Queen's, over the
 //! SigV4 keypair; there is no principal model for an SQS grant to apply to.
 
 use super::input::{invalid, missing, Input};
 use super::registry::{self, Permission};
 use crate::http::Transport;
+use crate::queen::KvOp;
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+type Grants = BTreeMap<String, Permission>;
+
+/// Rounds of a lost compare-and-set before giving up.
+const CAS_ROUNDS: usize = 16;
+
+/// Read-modify-write of a queue's grants under compare-and-set, while the queue exists.
+async fn update_grants<T, F>(ctx: &Ctx<'_, T>, queue: &str, mut change: F) -> Result<(), ApiError>
+where
+    T: Transport,
+    F: FnMut(&mut Grants) -> Result<(), ApiError>,
+{
+    let key = registry::permissions_key(queue);
+    for _ in 0..CAS_ROUNDS {
+        let row = ctx.queen.kv_get(&key).await?;
+        let version = row.as_ref().map_or(0, |r| r.version);
+        let mut grants: Grants = row
+            .and_then(|r| serde_json::from_value(r.value).ok())
+            .unwrap_or_default();
+        change(&mut grants)?;
+        let value = serde_json::to_value(&grants).unwrap_or(Value::Null);
+        let done = ctx
+            .queen
+            .kv_results(vec![KvOp::put(key.clone(), value, Some(version))])
+            .await?;
+        if done.first().is_some_and(|r| r.applied()) {
+            // A grant written as the queue was deleted must not outlive it.
+            if registry::load(ctx, queue).await?.is_none() {
+                ctx.queen.kv_results(vec![KvOp::delete(key, None)]).await?;
+                return Err(super::naming::no_such_queue());
+            }
+            return Ok(());
+        }
+    }
+    Err(ApiError::new(
+        ErrorCode::RequestThrottled,
+        "Too many concurrent changes to the queue; retry.",
+    ))
+}
 
 const MAX_LABEL_CHARS: usize = 80;
 /// The actions SQS lets a grant name.
@@ -69,14 +110,14 @@ pub async fn add_permission<T: Transport>(
         accounts: accounts.iter().map(|s| s.to_string()).collect(),
         actions: actions.iter().map(|s| s.to_string()).collect(),
     };
-    registry::update(ctx, &stored.record.name, |record| {
-        if record.permissions.contains_key(label) {
+    update_grants(ctx, &stored.record.name, |grants| {
+        if grants.contains_key(label) {
             return Err(ApiError::new(
                 ErrorCode::InvalidParameterValue,
                 format!("Value {label} for parameter Label is invalid. Reason: Already exists."),
             ));
         }
-        record.permissions.insert(label.to_string(), grant.clone());
+        grants.insert(label.to_string(), grant.clone());
         Ok(())
     })
     .await?;
@@ -89,8 +130,8 @@ pub async fn remove_permission<T: Transport>(
 ) -> Result<Value, ApiError> {
     let stored = registry::by_url(ctx, &input).await?;
     let label = label(&input)?;
-    registry::update(ctx, &stored.record.name, |record| {
-        if record.permissions.remove(label).is_none() {
+    update_grants(ctx, &stored.record.name, |grants| {
+        if grants.remove(label).is_none() {
             return Err(ApiError::new(
                 ErrorCode::InvalidParameterValue,
                 format!("Value {label} for parameter Label is invalid. Reason: can't find label."),

@@ -82,7 +82,6 @@ pub async fn create_queue<T: Transport>(
         },
         attributes: attributes::initial(fifo, &changes),
         tags: new_tags,
-        permissions: Default::default(),
         created: now,
         modified: now,
     };

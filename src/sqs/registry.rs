@@ -37,12 +37,14 @@ pub struct QueueRecord {
     pub attributes: BTreeMap<String, String>,
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
-    /// AddPermission grants by label: validated and kept, never enforced.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub permissions: BTreeMap<String, Permission>,
     /// Unix seconds.
     pub created: i64,
     pub modified: i64,
+}
+
+/// AddPermission grants by label, kept beside the record (never enforced).
+pub fn permissions_key(name: &str) -> String {
+    format!("qs:qp:{name}")
 }
 
 /// One AddPermission grant.
@@ -180,14 +182,18 @@ pub async fn create<T: Transport>(
     }
 }
 
-/// Removes the record, only if it is still at `version` (`None`: whatever it is).
+/// Removes the record (only if it is still at `version`, when given) and, in the same
+/// call, the permissions kept beside it.
 pub async fn remove<T: Transport>(
     ctx: &Ctx<'_, T>,
     name: &str,
     version: Option<i64>,
 ) -> Result<(), ApiError> {
     ctx.queen
-        .kv_results(vec![KvOp::delete(key(name), version)])
+        .kv_results(vec![
+            KvOp::delete(key(name), version),
+            KvOp::delete(permissions_key(name), None),
+        ])
         .await?;
     Ok(())
 }
