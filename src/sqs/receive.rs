@@ -138,7 +138,7 @@ pub async fn receive_message<T: Transport>(
         // Best effort: a release that fails leaves a one-second lease to run out.
         let _ = ctx.queen.ack_batch(&releases).await;
     }
-    // SQS answers an empty receive with no `Messages` member at all.
+    // SQS leaves `Messages` out of an empty answer; clients test for the key.
     if out.is_empty() {
         return Ok(json!({}));
     }
