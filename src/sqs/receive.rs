@@ -15,7 +15,9 @@
 //! - `ReceiveRequestAttemptId` is accepted and ignored: a retried receive claims afresh,
 //!   and the messages the lost answer held become visible again when their leases end.
 //! - A message whose receive count exceeds the queue's `maxReceiveCount` is not returned
-//!   but moved to the dead-letter queue (see `redrive`).
+//!   but moved to the dead-letter queue (see `redrive`). Its slot is not refilled, so a
+//!   receive may answer fewer messages than were claimable, or none after a long poll
+//!   whose one find was moved; SQS itself promises no more than "up to".
 
 use super::input::Input;
 use super::message_attrs::{select_message_attributes, SystemSelection};

@@ -34,15 +34,18 @@ pub async fn make_queue(
     for (k, v) in attrs {
         attributes.insert(k.to_string(), v.to_string());
     }
-    let record = QueueRecord {
-        name: name.to_string(),
-        fifo,
-        partitions: if fifo { 0 } else { partitions },
-        attributes,
-        tags: BTreeMap::new(),
-        created: 0,
-        modified: 0,
-    };
+    // Through serde rather than a struct literal, so fields the record gains later
+    // (with serde defaults) need no change here.
+    let record: QueueRecord = serde_json::from_value(json!({
+        "name": name,
+        "fifo": fifo,
+        "partitions": if fifo { 0 } else { partitions },
+        "attributes": attributes,
+        "tags": {},
+        "created": 0,
+        "modified": 0,
+    }))
+    .expect("a queue record");
     let put = json!({"operations": [{
         "op": "put", "ns": "qs", "key": registry::key(name),
         "value": serde_json::to_value(&record).unwrap(), "forever": true
