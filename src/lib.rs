@@ -6,6 +6,7 @@
 //! `wasi:http`; native tests supply it over loopback HTTP to the embedded broker.
 
 pub mod auth;
+pub mod calendar;
 pub mod config;
 pub mod http;
 pub mod model;

@@ -24,6 +24,7 @@ use super::message_attrs::{select_message_attributes, SystemSelection};
 use super::naming;
 use super::redrive::{self, Moved};
 use super::registry::{self, QueueRecord};
+pub use crate::calendar::parse_iso_ms;
 use crate::http::Transport;
 use crate::model::{
     attrs_to_api, md5_of_body, md5_of_message_attributes, mint, Attrs, Envelope, ReceiptHandle,
@@ -304,60 +305,6 @@ fn range(
             format!("Value {v} for parameter {name} is invalid. Reason: {why}"),
         )),
     }
-}
-
-/// Milliseconds since the epoch of an RFC 3339 UTC timestamp (`2026-11-30T10:00:00.123456Z`,
-/// or with a `+00:00` offset); fractional digits beyond milliseconds are truncated.
-pub fn parse_iso_ms(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let (date, rest) = s.split_once(['T', ' '])?;
-    let mut d = date.splitn(3, '-');
-    let (y, mo, da): (i64, i64, i64) = (
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-        d.next()?.parse().ok()?,
-    );
-    let (clock, offset_s) =
-        if let Some(c) = rest.strip_suffix('Z').or_else(|| rest.strip_suffix('z')) {
-            (c, 0)
-        } else if let Some(i) = rest.rfind(['+', '-']) {
-            let (c, off) = rest.split_at(i);
-            let sign = if off.starts_with('-') { -1 } else { 1 };
-            let (h, m) = off[1..].split_once(':').unwrap_or((&off[1..], "0"));
-            (
-                c,
-                sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60),
-            )
-        } else {
-            (rest, 0)
-        };
-    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
-    let mut t = hms.splitn(3, ':');
-    let (h, mi, se): (i64, i64, i64) = (
-        t.next()?.parse().ok()?,
-        t.next()?.parse().ok()?,
-        t.next()?.parse().ok()?,
-    );
-    if !frac.bytes().all(|b| b.is_ascii_digit())
-        || !(1..=12).contains(&mo)
-        || !(1..=31).contains(&da)
-    {
-        return None;
-    }
-    let ms: i64 = format!("{:0<3}", &frac[..frac.len().min(3)]).parse().ok()?;
-    let days = days_from_civil(y, mo, da);
-    Some(((days * 86_400 + h * 3600 + mi * 60 + se) - offset_s) * 1000 + ms)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// The `VisibilityTimeout` of a visibility change: 0..=43200.
