@@ -21,6 +21,19 @@ pub fn standard_lane(key: &str, partitions: u32) -> String {
     (n % u64::from(partitions.max(1))).to_string()
 }
 
+/// The lane of entry `index` of one send request on a standard queue: the request's
+/// own key hashes to a first lane and the entries take consecutive lanes from there.
+/// Lanes are still spread by a hash across requests, and a batch of up to ten never puts
+/// two of its messages on one lane when the width allows, because a lane holds one
+/// message in flight at a time (the contract's in-flight table is measured on this).
+pub fn batch_lane(request_id: &str, index: usize, partitions: u32) -> String {
+    let width = u64::from(partitions.max(1));
+    let first: u64 = standard_lane(&message_key(request_id, 0), partitions)
+        .parse()
+        .unwrap_or(0);
+    ((first + index as u64) % width).to_string()
+}
+
 /// The push for one message into `queue`: FIFO names its group and dedup id;
 /// a standard queue spreads by `key` and deduplicates nothing.
 pub fn push_item(
@@ -62,5 +75,13 @@ mod tests {
         assert_eq!(seen.len(), 8);
         assert_eq!(standard_lane("k", 64), standard_lane("k", 64));
         assert_ne!(message_key("a", 1), message_key("a", 2));
+        let batch: std::collections::BTreeSet<String> =
+            (0..10).map(|i| batch_lane("rid", i, 64)).collect();
+        assert_eq!(batch.len(), 10);
+        assert_eq!(
+            batch_lane("rid", 0, 64),
+            standard_lane(&message_key("rid", 0), 64)
+        );
+        assert_eq!(batch_lane("rid", 9, 1), "0");
     }
 }

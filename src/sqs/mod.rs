@@ -1,13 +1,17 @@
 //! The 23 SQS actions over Queen. Each takes the JSON protocol's input shape and
 //! answers the JSON protocol's output shape; the wire layer does the rest.
 
+pub mod attributes;
+pub mod batch;
 pub mod input;
 pub mod lanes;
+pub mod message_attrs;
 pub mod movetasks;
 pub mod naming;
 pub mod permissions;
 pub mod queues;
 pub mod receive;
+pub mod redrive;
 pub mod registry;
 pub mod send;
 pub mod settle;

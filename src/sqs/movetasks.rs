@@ -1,30 +1,184 @@
-//! (stub: being written)
+//! `StartMessageMoveTask`, `CancelMessageMoveTask`, `ListMessageMoveTasks`: redrive run
+//! backwards, out of a dead-letter queue.
+//!
+//! The component is stateless and lives for one request, so there is no background loop to
+//! run a task. Instead a task advances INSIDE requests: `StartMessageMoveTask` moves a
+//! bounded step before answering, and every later `ListMessageMoveTasks` (and `Start`, which
+//! lists the source's tasks to enforce one active task) advances a RUNNING task one bounded
+//! step further. A step moves at most `STEP_CAP` messages and, when
+//! `MaxNumberOfMessagesPerSecond` is set, never more than `rate × (seconds since start + 1)`
+//! in total, so the cap holds however often the task is polled. Progress lives in the KV
+//! record `qs:mv:<TaskHandle>` and is written under compare-and-set, so any instance can
+//! advance, list or cancel a task and concurrent steps add their counts rather than lose
+//! them. `qs:mva:<source queue>` names the source's active task (created only-if-absent, so
+//! two concurrent starts produce one task and one refusal).
+//!
+//! Each message moves atomically (push to the destination + ack of the original, one
+//! transaction). With no `DestinationArn` a message goes back to the queue its dead-letter
+//! copy names (`queen.sourceQueue`); a message that names none fails the task, as SQS fails
+//! a task it cannot route. The task COMPLETES when the source has nothing claimable left or
+//! it has moved the number the source held when it started. Finished tasks are kept 14 days.
 
-use super::input::Input;
+use super::input::{invalid, missing, Input};
+use super::naming;
+use super::redrive::{self, Moved};
+use super::registry::{self, QueueRecord};
 use crate::http::Transport;
+use crate::model::Envelope;
+use crate::queen::{Ack, KvOp, KvOutcome, PopOptions};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+const TASK_PREFIX: &str = "qs:mv:";
+const STEP_CAP: u64 = 100;
+const MOVE_LEASE_SECONDS: u64 = 30;
+const KEEP_FINISHED_SECONDS: u64 = 14 * 86_400;
+const MAX_RATE: i64 = 500;
+
+fn task_key(handle: &str) -> String {
+    format!("{TASK_PREFIX}{handle}")
+}
+
+fn active_key(source: &str) -> String {
+    format!("qs:mva:{source}")
+}
+
+/// A task's progress record, stored as the `ListMessageMoveTasks` result shape.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Task {
+    task_handle: String,
+    status: String,
+    source_arn: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    destination_arn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_number_of_messages_per_second: Option<u64>,
+    approximate_number_of_messages_moved: u64,
+    approximate_number_of_messages_to_move: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failure_reason: Option<String>,
+    started_timestamp: i64,
+}
+
+impl Task {
+    fn running(&self) -> bool {
+        self.status == "RUNNING"
+    }
+
+    /// The answer's form: a finished task has no handle to cancel.
+    fn listed(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if !self.running() {
+            if let Value::Object(m) = &mut v {
+                m.remove("TaskHandle");
+            }
+        }
+        v
+    }
+}
 
 pub async fn start_message_move_task<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let _ = (ctx, input);
-    Err(ApiError::new(
-        ErrorCode::InvalidAction,
-        "StartMessageMoveTask is not implemented yet.",
-    ))
+    let source_arn = input.str("SourceArn")?;
+    let source = queue_by_arn(ctx, source_arn, "SourceArn").await?;
+    if !is_dead_letter_queue(ctx, &source.name).await? {
+        return Err(ApiError::new(
+            ErrorCode::InvalidParameterValue,
+            "Source queue must be configured as a Dead Letter Queue.",
+        ));
+    }
+    let destination_arn = input.opt_str("DestinationArn")?;
+    if let Some(arn) = destination_arn {
+        let dest = queue_by_arn(ctx, arn, "DestinationArn").await?;
+        if dest.name == source.name {
+            return Err(invalid("DestinationArn"));
+        }
+    }
+    let rate = match input.opt_int("MaxNumberOfMessagesPerSecond")? {
+        None => None,
+        Some(r) if (1..=MAX_RATE).contains(&r) => Some(r as u64),
+        Some(r) => {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameterValue,
+                format!("Value {r} for parameter MaxNumberOfMessagesPerSecond is invalid. Reason: Must be between 1 and {MAX_RATE}."),
+            ))
+        }
+    };
+
+    // One active task per source: a live marker whose task still runs refuses the start.
+    let marker = ctx.queen.kv_get(&active_key(&source.name)).await?;
+    let mut expect = 0;
+    if let Some(row) = &marker {
+        let running = match row.value.get("handle").and_then(Value::as_str) {
+            Some(h) => load(ctx, h).await?.is_some_and(|(t, _)| t.running()),
+            None => false,
+        };
+        if running {
+            return Err(already_running());
+        }
+        expect = row.version;
+    }
+    let depth = ctx.queen.depth(&source.name).await?.unwrap_or_default();
+    let handle = crate::sqs::lanes::message_key(ctx.request_id, 0);
+    let task = Task {
+        task_handle: handle.clone(),
+        status: "RUNNING".into(),
+        source_arn: source_arn.to_string(),
+        destination_arn: destination_arn.map(str::to_string),
+        max_number_of_messages_per_second: rate,
+        approximate_number_of_messages_moved: 0,
+        approximate_number_of_messages_to_move: depth.ready + depth.processing,
+        failure_reason: None,
+        started_timestamp: ctx.now_ms,
+    };
+    let ops = vec![
+        KvOp::put(
+            active_key(&source.name),
+            json!({ "handle": handle }),
+            Some(expect),
+        )
+        .required(),
+        KvOp::put(task_key(&handle), to_value(&task), Some(0)).required(),
+    ];
+    let version = match ctx.queen.kv(ops).await? {
+        KvOutcome::Done(r) => r.get(1).map_or(0, |r| r.version),
+        KvOutcome::Conflict(_) => return Err(already_running()),
+    };
+    advance(ctx, task, version).await?;
+    Ok(json!({ "TaskHandle": handle }))
 }
 
 pub async fn cancel_message_move_task<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let _ = (ctx, input);
+    let handle = input.str("TaskHandle")?;
+    for _ in 0..5 {
+        let Some((mut task, version)) = load(ctx, handle).await? else {
+            return Err(not_found("TaskHandle"));
+        };
+        if !task.running() {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedOperation,
+                "Only active tasks can be cancelled.",
+            ));
+        }
+        task.status = "CANCELLED".into();
+        if let Some(t) = save(ctx, &task, version).await? {
+            return Ok(
+                json!({ "ApproximateNumberOfMessagesMoved": t.approximate_number_of_messages_moved }),
+            );
+        }
+    }
     Err(ApiError::new(
-        ErrorCode::InvalidAction,
-        "CancelMessageMoveTask is not implemented yet.",
+        ErrorCode::InternalError,
+        "The task changed while it was being cancelled; try again.",
     ))
 }
 
@@ -32,9 +186,269 @@ pub async fn list_message_move_tasks<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let _ = (ctx, input);
-    Err(ApiError::new(
-        ErrorCode::InvalidAction,
-        "ListMessageMoveTasks is not implemented yet.",
-    ))
+    let source_arn = input.str("SourceArn")?;
+    queue_by_arn(ctx, source_arn, "SourceArn").await?;
+    let max = match input.opt_int("MaxResults")? {
+        None => 1,
+        Some(n) if (1..=10).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameterValue,
+                format!(
+                "Value {n} for parameter MaxResults is invalid. Reason: Must be between 1 and 10."
+            ),
+            ))
+        }
+    };
+    let mut tasks = Vec::new();
+    for row in ctx.queen.kv_prefix_all(TASK_PREFIX, 10_000).await? {
+        if let Ok(t) = serde_json::from_value::<Task>(row.value) {
+            if t.source_arn == source_arn {
+                tasks.push((t, row.version));
+            }
+        }
+    }
+    tasks.sort_by(|a, b| b.0.started_timestamp.cmp(&a.0.started_timestamp));
+    tasks.truncate(max);
+    let mut results = Vec::with_capacity(tasks.len());
+    for (t, version) in tasks {
+        let t = if t.running() {
+            advance(ctx, t, version).await?
+        } else {
+            t
+        };
+        results.push(t.listed());
+    }
+    Ok(json!({ "Results": results }))
+}
+
+/// One bounded step of a running task; answers the task as stored afterwards.
+async fn advance<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    mut task: Task,
+    version: i64,
+) -> Result<Task, ApiError> {
+    let Some(source) = naming::name_from_arn(ctx.cfg, &task.source_arn).map(str::to_string) else {
+        task.status = "FAILED".into();
+        task.failure_reason = Some("The source queue is not valid.".into());
+        return finish(ctx, task, version, 0).await;
+    };
+    let mut budget = STEP_CAP;
+    if let Some(rate) = task.max_number_of_messages_per_second {
+        let elapsed_s = (ctx.now_ms - task.started_timestamp).max(0) as u64 / 1000;
+        let allowed = rate.saturating_mul(elapsed_s + 1);
+        budget = budget.min(allowed.saturating_sub(task.approximate_number_of_messages_moved));
+    }
+    let fixed_dest = match &task.destination_arn {
+        Some(arn) => naming::name_from_arn(ctx.cfg, arn).map(str::to_string),
+        None => None,
+    };
+    let mut records: HashMap<String, Option<QueueRecord>> = HashMap::new();
+    let mut moved = 0u64;
+    let mut done = false;
+    let mut failure = None;
+    while moved < budget {
+        let Some(popped) = ctx
+            .queen
+            .pop_one(
+                &source,
+                None,
+                PopOptions {
+                    wait_ms: None,
+                    lease_seconds: Some(MOVE_LEASE_SECONDS),
+                },
+            )
+            .await?
+        else {
+            done = true;
+            break;
+        };
+        let mut stop = false;
+        for m in &popped.messages {
+            let lease = m
+                .lease_id
+                .clone()
+                .unwrap_or_else(|| popped.lease_id.clone());
+            let env = Envelope::from_stored(&m.data);
+            let dest_name = fixed_dest
+                .clone()
+                .or_else(|| redrive::source_queue(&env).map(str::to_string));
+            let dest = match &dest_name {
+                Some(name) => {
+                    if !records.contains_key(name) {
+                        let r = registry::load(ctx, name).await?.map(|s| s.record);
+                        records.insert(name.clone(), r);
+                    }
+                    records.get(name).cloned().flatten()
+                }
+                None => None,
+            };
+            let Some(dest) = dest else {
+                // Put it back untouched and stop: the task cannot route this message.
+                let _ = ctx
+                    .queen
+                    .ack(&Ack {
+                        transaction_id: m.transaction_id.clone(),
+                        partition_id: m.partition_id.clone(),
+                        status: "retry",
+                        lease_id: Some(lease),
+                    })
+                    .await;
+                failure = Some(match dest_name {
+                    Some(n) => format!("The destination queue {n} does not exist."),
+                    None => format!("Message {} does not name the queue it came from.", m.id),
+                });
+                stop = true;
+                break;
+            };
+            if redrive::move_message(ctx, m, &lease, &dest, &redrive::returned_copy(env)).await?
+                == Moved::Yes
+            {
+                moved += 1;
+            }
+        }
+        if stop {
+            break;
+        }
+    }
+    if let Some(reason) = failure {
+        task.status = "FAILED".into();
+        task.failure_reason = Some(reason);
+    } else if done
+        || (task.approximate_number_of_messages_to_move > 0
+            && task.approximate_number_of_messages_moved + moved
+                >= task.approximate_number_of_messages_to_move)
+    {
+        task.status = "COMPLETED".into();
+    }
+    finish(ctx, task, version, moved).await
+}
+
+/// Records a step's `moved` count and status under compare-and-set; on a lost race
+/// re-reads and adds the count to whatever is stored (a cancel that won keeps its status).
+async fn finish<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    task: Task,
+    mut version: i64,
+    moved: u64,
+) -> Result<Task, ApiError> {
+    let mut next = task.clone();
+    next.approximate_number_of_messages_moved += moved;
+    for _ in 0..5 {
+        if let Some(saved) = save(ctx, &next, version).await? {
+            return Ok(saved);
+        }
+        let Some((current, v)) = load(ctx, &task.task_handle).await? else {
+            return Ok(next);
+        };
+        version = v;
+        let status = if current.running() {
+            next.status.clone()
+        } else {
+            current.status.clone()
+        };
+        let reason = if current.running() {
+            next.failure_reason.clone()
+        } else {
+            current.failure_reason.clone()
+        };
+        next = Task {
+            status,
+            failure_reason: reason,
+            approximate_number_of_messages_moved: current.approximate_number_of_messages_moved
+                + moved,
+            ..current
+        };
+    }
+    Ok(next)
+}
+
+/// Writes `task` if its record is still at `version`; `None` when another writer won.
+/// A finished task drops its source's active marker and is kept for 14 days.
+async fn save<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    task: &Task,
+    version: i64,
+) -> Result<Option<Task>, ApiError> {
+    let key = task_key(&task.task_handle);
+    let mut ops = vec![if task.running() {
+        KvOp::put(key, to_value(task), Some(version)).required()
+    } else {
+        KvOp::put_ttl(key, to_value(task), KEEP_FINISHED_SECONDS, Some(version)).required()
+    }];
+    if !task.running() {
+        if let Some(source) = naming::name_from_arn(ctx.cfg, &task.source_arn) {
+            ops.push(KvOp::delete(active_key(source), None));
+        }
+    }
+    match ctx.queen.kv(ops).await? {
+        KvOutcome::Done(_) => Ok(Some(task.clone())),
+        KvOutcome::Conflict(_) => Ok(None),
+    }
+}
+
+async fn load<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    handle: &str,
+) -> Result<Option<(Task, i64)>, ApiError> {
+    if handle.is_empty() || handle.len() > 128 {
+        return Ok(None);
+    }
+    Ok(ctx
+        .queen
+        .kv_get(&task_key(handle))
+        .await?
+        .and_then(|row| Some((serde_json::from_value(row.value).ok()?, row.version))))
+}
+
+/// Whether any queue's `RedrivePolicy` names `name` as its dead-letter queue.
+async fn is_dead_letter_queue<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    name: &str,
+) -> Result<bool, ApiError> {
+    let rows = ctx
+        .queen
+        .kv_prefix_all(registry::QUEUE_PREFIX, 10_000)
+        .await?;
+    Ok(rows.into_iter().any(|row| {
+        serde_json::from_value::<QueueRecord>(row.value)
+            .ok()
+            .and_then(|r| r.redrive(ctx.cfg))
+            .is_some_and(|(dlq, _)| dlq == name)
+    }))
+}
+
+async fn queue_by_arn<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    arn: &str,
+    param: &str,
+) -> Result<QueueRecord, ApiError> {
+    if arn.is_empty() {
+        return Err(missing(param));
+    }
+    let Some(name) = naming::name_from_arn(ctx.cfg, arn) else {
+        return Err(not_found(param));
+    };
+    match registry::load(ctx, name).await? {
+        Some(s) => Ok(s.record),
+        None => Err(not_found(param)),
+    }
+}
+
+fn to_value(t: &Task) -> Value {
+    serde_json::to_value(t).unwrap_or(Value::Null)
+}
+
+fn not_found(param: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::ResourceNotFoundException,
+        format!("The resource that you specified for the {param} parameter doesn't exist."),
+    )
+}
+
+fn already_running() -> ApiError {
+    ApiError::new(
+        ErrorCode::UnsupportedOperation,
+        "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
+    )
 }

@@ -1,18 +1,389 @@
-//! (stub: being written)
+//! `ReceiveMessage`: up to `MaxNumberOfMessages` pops of ONE message each, issued
+//! concurrently. Claim width one is what makes every later verb (delete, visibility)
+//! exact; the price is that a standard queue has at most one message in flight per lane.
+//!
+//! - Standard and FIFO queues both pop wildcard: on a FIFO queue a lane is a message
+//!   group, and the broker skips a lane with a live lease, which is exactly SQS's "a
+//!   group is blocked while a message of it is in flight".
+//! - `WaitTimeSeconds` is the broker's long poll. Rather than parking ten long polls, ONE
+//!   pop waits; once it returns a message the remaining pops go out without waiting.
+//! - `VisibilityTimeout` is the pop's lease. At 0 the message must stay visible, so it is
+//!   popped under a 1 s lease and released (ack `retry`, which charges nothing) after all
+//!   pops of the request are done, so one answer never holds the same message twice. Its
+//!   handle then names a lease that is gone: deleting with it answers success and deletes
+//!   nothing, since the message was never in flight.
+//! - `ReceiveRequestAttemptId` is accepted and ignored: a retried receive claims afresh,
+//!   and the messages the lost answer held become visible again when their leases end.
+//! - A message whose receive count exceeds the queue's `maxReceiveCount` is not returned
+//!   but moved to the dead-letter queue (see `redrive`).
 
 use super::input::Input;
+use super::message_attrs::{select_message_attributes, SystemSelection};
+use super::naming;
+use super::redrive::{self, Moved};
+use super::registry::{self, QueueRecord};
 use crate::http::Transport;
+use crate::model::{
+    attrs_to_api, md5_of_body, md5_of_message_attributes, mint, Attrs, Envelope, ReceiptHandle,
+};
+use crate::queen::{Ack, PopOptions, Popped, PoppedMessage};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
-use serde_json::Value;
+use futures_util::future::join_all;
+use serde_json::{json, Map, Value};
+
+/// SQS's in-flight ceiling: a receipt handle is good for twelve hours.
+pub const HANDLE_LIFETIME_MS: i64 = 12 * 3600 * 1000;
+pub const MAX_VISIBILITY_SECONDS: i64 = 43_200;
+const MAX_WAIT_SECONDS: i64 = 20;
 
 pub async fn receive_message<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let _ = (ctx, input);
-    Err(ApiError::new(
-        ErrorCode::InvalidAction,
-        "ReceiveMessage is not implemented yet.",
-    ))
+    let stored = registry::by_url(ctx, &input).await?;
+    let q = &stored.record;
+    let max = range(
+        &input,
+        "MaxNumberOfMessages",
+        1,
+        1,
+        10,
+        "Must be between 1 and 10, if provided.",
+    )?;
+    let wait = range(
+        &input,
+        "WaitTimeSeconds",
+        q.receive_wait_seconds() as i64,
+        0,
+        MAX_WAIT_SECONDS,
+        "Must be >= 0 and <= 20, if provided.",
+    )?;
+    let visibility = range(
+        &input,
+        "VisibilityTimeout",
+        q.visibility_timeout() as i64,
+        0,
+        MAX_VISIBILITY_SECONDS,
+        "Must be >= 0 and <= 43200, if provided.",
+    )?;
+    let _ = input.opt_str("ReceiveRequestAttemptId")?;
+    let mut system_names = input.str_list("AttributeNames")?;
+    system_names.extend(input.str_list("MessageSystemAttributeNames")?);
+    let selection = SystemSelection::new(system_names);
+    let user_names = input.str_list("MessageAttributeNames")?;
+
+    let lease = if visibility == 0 {
+        1
+    } else {
+        visibility as u64
+    };
+    let popped = pop_many(ctx, &q.name, max as usize, wait as u64, lease).await?;
+
+    let mut dlq: Option<Option<QueueRecord>> = None;
+    let mut out = Vec::new();
+    let mut releases = Vec::new();
+    for p in &popped {
+        for m in &p.messages {
+            let lease_id = m.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
+            let envelope = Envelope::from_stored(&m.data);
+            let count = m.delivery_attempt.unwrap_or(1) + redrive::carried_count(&envelope);
+            if let Some((dlq_name, max_receives)) = q.redrive(ctx.cfg) {
+                if count > max_receives {
+                    if dlq.is_none() {
+                        dlq = Some(registry::load(ctx, &dlq_name).await?.map(|s| s.record));
+                    }
+                    // A dead-letter target that no longer exists moves nothing: the message
+                    // is delivered rather than lost.
+                    if let Some(Some(target)) = &dlq {
+                        let sent = sent_ms(&envelope, m);
+                        let copy = redrive::dead_letter_copy(
+                            envelope.clone(),
+                            &q.name,
+                            &m.id,
+                            count - 1,
+                            sent,
+                        );
+                        match redrive::move_message(ctx, m, &lease_id, target, &copy).await {
+                            Ok(Moved::Yes) | Ok(Moved::LeaseLost) => continue,
+                            // The message stays leased and comes back; the rest are answered.
+                            Err(_) => continue,
+                        }
+                    }
+                }
+            }
+            if visibility == 0 {
+                releases.push(Ack {
+                    transaction_id: m.transaction_id.clone(),
+                    partition_id: m.partition_id.clone(),
+                    status: "retry",
+                    lease_id: Some(lease_id.clone()),
+                });
+            }
+            out.push(render(
+                ctx,
+                q,
+                m,
+                &lease_id,
+                &envelope,
+                count,
+                &selection,
+                &user_names,
+            ));
+        }
+    }
+    if !releases.is_empty() {
+        // Best effort: a release that fails leaves a one-second lease to run out.
+        let _ = ctx.queen.ack_batch(&releases).await;
+    }
+    Ok(json!({ "Messages": out }))
+}
+
+/// `n` single-message pops. With a wait, one long poll goes first and the rest follow
+/// without waiting once it has found something.
+async fn pop_many<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    queue: &str,
+    n: usize,
+    wait_s: u64,
+    lease_s: u64,
+) -> Result<Vec<Popped>, ApiError> {
+    let now = PopOptions {
+        wait_ms: None,
+        lease_seconds: Some(lease_s),
+    };
+    let mut got = Vec::new();
+    let mut remaining = n;
+    if wait_s > 0 {
+        let first = ctx
+            .queen
+            .pop_one(
+                queue,
+                None,
+                PopOptions {
+                    wait_ms: Some(wait_s * 1000),
+                    lease_seconds: Some(lease_s),
+                },
+            )
+            .await?;
+        match first {
+            Some(p) => got.push(p),
+            None => return Ok(got),
+        }
+        remaining -= 1;
+    }
+    let results = join_all((0..remaining).map(|_| ctx.queen.pop_one(queue, None, now))).await;
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(Some(p)) => got.push(p),
+            Ok(None) => {}
+            Err(e) => first_error = first_error.or(Some(e)),
+        }
+    }
+    // Messages already claimed are answered even if a sibling pop failed; only a receive
+    // that claimed nothing reports the failure.
+    match first_error {
+        Some(e) if got.is_empty() => Err(e.into()),
+        _ => Ok(got),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render<T>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    m: &PoppedMessage,
+    lease_id: &str,
+    e: &Envelope,
+    count: u32,
+    selection: &SystemSelection,
+    user_names: &[&str],
+) -> Value {
+    let handle = mint(
+        &ReceiptHandle {
+            queue: q.name.clone(),
+            partition: m.partition.clone(),
+            partition_id: m.partition_id.clone(),
+            transaction_id: m.transaction_id.clone(),
+            lease_id: lease_id.to_string(),
+            message_id: m.id.clone(),
+            expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
+        },
+        &ctx.cfg.handle_secret,
+    );
+    let mut out = Map::new();
+    out.insert("MessageId".into(), json!(m.id));
+    out.insert("ReceiptHandle".into(), json!(handle));
+    out.insert("MD5OfBody".into(), json!(md5_of_body(&e.body)));
+    out.insert("Body".into(), json!(e.body));
+
+    let attrs = system_attributes(ctx, q, m, e, count, selection);
+    if !attrs.is_empty() {
+        out.insert("Attributes".into(), Value::Object(attrs));
+    }
+    let selected: Attrs = select_message_attributes(&e.attrs, user_names);
+    if let Some(d) = md5_of_message_attributes(&selected) {
+        out.insert("MD5OfMessageAttributes".into(), json!(d));
+        out.insert("MessageAttributes".into(), attrs_to_api(&selected));
+    }
+    Value::Object(out)
+}
+
+/// The system attributes asked for. `SenderId` and `ApproximateFirstReceiveTimestamp`
+/// are never answered: nothing records who sent a message or when it was first received.
+fn system_attributes<T>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    m: &PoppedMessage,
+    e: &Envelope,
+    count: u32,
+    sel: &SystemSelection,
+) -> Map<String, Value> {
+    let mut a = Map::new();
+    if sel.is_empty() {
+        return a;
+    }
+    let mut add = |name: &str, v: Option<String>| {
+        if let Some(v) = v {
+            if sel.wants(name) {
+                a.insert(name.to_string(), Value::String(v));
+            }
+        }
+    };
+    add("ApproximateReceiveCount", Some(count.to_string()));
+    add("SentTimestamp", sent_ms(e, m).map(|ms| ms.to_string()));
+    if q.fifo {
+        add("SequenceNumber", m.offset.map(|o| o.to_string()));
+        add("MessageGroupId", Some(m.partition.clone()));
+        add("MessageDeduplicationId", Some(m.transaction_id.clone()));
+    }
+    for (name, v) in &e.system {
+        if !redrive::is_internal(name) {
+            if let crate::model::AttrData::String(s) = &v.value {
+                add(name, Some(s.clone()));
+            }
+        }
+    }
+    if let Some(source) = redrive::source_queue(e) {
+        add(
+            "DeadLetterQueueSourceArn",
+            Some(naming::queue_arn(ctx.cfg, source)),
+        );
+        add(redrive::SOURCE_QUEUE, Some(source.to_string()));
+    }
+    add(redrive::ORIGINAL_MESSAGE_ID, e.original_id.clone());
+    a
+}
+
+/// When the message was first sent: carried on a dead-lettered copy, else its `createdAt`.
+fn sent_ms(e: &Envelope, m: &PoppedMessage) -> Option<i64> {
+    redrive::sent_timestamp(e).or_else(|| m.created_at.as_deref().and_then(parse_iso_ms))
+}
+
+/// An integer parameter within `lo..=hi`, `default` when absent.
+fn range(
+    input: &Input,
+    name: &str,
+    default: i64,
+    lo: i64,
+    hi: i64,
+    why: &str,
+) -> Result<i64, ApiError> {
+    match input.opt_int(name)? {
+        None => Ok(default),
+        Some(v) if (lo..=hi).contains(&v) => Ok(v),
+        Some(v) => Err(ApiError::new(
+            ErrorCode::InvalidParameterValue,
+            format!("Value {v} for parameter {name} is invalid. Reason: {why}"),
+        )),
+    }
+}
+
+/// Milliseconds since the epoch of an RFC 3339 UTC timestamp (`2026-11-30T10:00:00.123456Z`,
+/// or with a `+00:00` offset); fractional digits beyond milliseconds are truncated.
+pub fn parse_iso_ms(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (date, rest) = s.split_once(['T', ' '])?;
+    let mut d = date.splitn(3, '-');
+    let (y, mo, da): (i64, i64, i64) = (
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+    );
+    let (clock, offset_s) =
+        if let Some(c) = rest.strip_suffix('Z').or_else(|| rest.strip_suffix('z')) {
+            (c, 0)
+        } else if let Some(i) = rest.rfind(['+', '-']) {
+            let (c, off) = rest.split_at(i);
+            let sign = if off.starts_with('-') { -1 } else { 1 };
+            let (h, m) = off[1..].split_once(':').unwrap_or((&off[1..], "0"));
+            (
+                c,
+                sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60),
+            )
+        } else {
+            (rest, 0)
+        };
+    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
+    let mut t = hms.splitn(3, ':');
+    let (h, mi, se): (i64, i64, i64) = (
+        t.next()?.parse().ok()?,
+        t.next()?.parse().ok()?,
+        t.next()?.parse().ok()?,
+    );
+    if !frac.bytes().all(|b| b.is_ascii_digit())
+        || !(1..=12).contains(&mo)
+        || !(1..=31).contains(&da)
+    {
+        return None;
+    }
+    let ms: i64 = format!("{:0<3}", &frac[..frac.len().min(3)]).parse().ok()?;
+    let days = days_from_civil(y, mo, da);
+    Some(((days * 86_400 + h * 3600 + mi * 60 + se) - offset_s) * 1000 + ms)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The `VisibilityTimeout` of a visibility change: 0..=43200.
+pub fn visibility_param(input: &Input) -> Result<u64, ApiError> {
+    match input.opt_int("VisibilityTimeout")? {
+        None => Err(super::input::missing("VisibilityTimeout")),
+        Some(v) if (0..=MAX_VISIBILITY_SECONDS).contains(&v) => Ok(v as u64),
+        Some(v) => Err(ApiError::new(
+            ErrorCode::InvalidParameterValue,
+            format!("Value {v} for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200, if provided."),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_timestamps() {
+        assert_eq!(parse_iso_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_iso_ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(
+            parse_iso_ms("2026-11-30T10:00:00.123456Z"),
+            Some(1_796_032_800_123)
+        );
+        assert_eq!(
+            parse_iso_ms("2026-11-30T11:00:00.123+01:00"),
+            Some(1_796_032_800_123)
+        );
+        assert_eq!(parse_iso_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
+        assert_eq!(parse_iso_ms("nonsense"), None);
+        assert_eq!(parse_iso_ms("2020-13-01T00:00:00Z"), None);
+    }
 }

@@ -5,9 +5,9 @@
 use super::input::Input;
 use super::naming;
 use crate::http::Transport;
-use crate::queen::QueueOptions;
+use crate::queen::{KvOp, QueueOptions};
 use crate::service::Ctx;
-use crate::wire::ApiError;
+use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -37,9 +37,19 @@ pub struct QueueRecord {
     pub attributes: BTreeMap<String, String>,
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// AddPermission grants by label: validated and kept, never enforced.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub permissions: BTreeMap<String, Permission>,
     /// Unix seconds.
     pub created: i64,
     pub modified: i64,
+}
+
+/// One AddPermission grant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Permission {
+    pub accounts: Vec<String>,
+    pub actions: Vec<String>,
 }
 
 /// A record as read, with the version a compare-and-set must name.
@@ -151,4 +161,75 @@ pub async fn by_url<T: Transport>(ctx: &Ctx<'_, T>, input: &Input<'_>) -> Result
     let url = input.str("QueueUrl")?;
     let name = naming::name_from_url(ctx.cfg, url)?;
     require(ctx, name).await
+}
+
+/// Claims `qs:q:<name>` create-only. `Ok(Ok(version))` when this call made the queue,
+/// `Ok(Err(winner))` when another did first (`None` if it is already gone again).
+pub async fn create<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    record: &QueueRecord,
+) -> Result<Result<i64, Option<Stored>>, ApiError> {
+    let value = serde_json::to_value(record).map_err(|_| internal())?;
+    let r = ctx
+        .queen
+        .kv_results(vec![KvOp::put(key(&record.name), value, Some(0))])
+        .await?;
+    match r.first() {
+        Some(res) if res.applied() => Ok(Ok(res.version)),
+        _ => Ok(Err(load(ctx, &record.name).await?)),
+    }
+}
+
+/// Removes the record, only if it is still at `version` (`None`: whatever it is).
+pub async fn remove<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    name: &str,
+    version: Option<i64>,
+) -> Result<(), ApiError> {
+    ctx.queen
+        .kv_results(vec![KvOp::delete(key(name), version)])
+        .await?;
+    Ok(())
+}
+
+/// Rounds of a lost compare-and-set before giving up.
+const CAS_ROUNDS: usize = 16;
+
+/// Read-modify-write of a record under compare-and-set: `change` edits a fresh copy
+/// (answering an error refuses the edit), and a lost race is retried on the new value.
+pub async fn update<T, F>(ctx: &Ctx<'_, T>, name: &str, mut change: F) -> Result<Stored, ApiError>
+where
+    T: Transport,
+    F: FnMut(&mut QueueRecord) -> Result<(), ApiError>,
+{
+    for _ in 0..CAS_ROUNDS {
+        let stored = require(ctx, name).await?;
+        let mut record = stored.record.clone();
+        change(&mut record)?;
+        if record == stored.record {
+            return Ok(stored);
+        }
+        let value = serde_json::to_value(&record).map_err(|_| internal())?;
+        let r = ctx
+            .queen
+            .kv_results(vec![KvOp::put(key(name), value, Some(stored.version))])
+            .await?;
+        if let Some(res) = r.first().filter(|r| r.applied()) {
+            return Ok(Stored {
+                record,
+                version: res.version,
+            });
+        }
+    }
+    Err(ApiError::new(
+        ErrorCode::RequestThrottled,
+        "Too many concurrent changes to the queue; retry.",
+    ))
+}
+
+fn internal() -> ApiError {
+    ApiError::new(
+        ErrorCode::InternalError,
+        "The request processing has failed because of an unknown error, exception or failure.",
+    )
 }

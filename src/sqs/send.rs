@@ -1,29 +1,510 @@
-//! (stub: being written)
+//! `SendMessage` and `SendMessageBatch`: validate each message as SQS does, wrap it in
+//! the payload envelope, and land it with ONE push for every immediate message of the
+//! request (plus one timer call for the delayed ones).
+//!
+//! A standard queue's lane is the hash of the send's own key (`lanes::batch_lane`: the
+//! request's key picks a lane and a batch's entries take consecutive ones); a FIFO queue's lane is the `MessageGroupId` and its
+//! deduplication key (`MessageDeduplicationId`, or the body's SHA-256 under
+//! `ContentBasedDeduplication`) is the push's `transactionId`, so a duplicate inside the
+//! queue's window answers the ORIGINAL MessageId, as SQS does.
+//!
+//! Delays: the queue's `DelaySeconds` is the broker's `delayedProcessing`, which hides a
+//! message until `createdAt + delay`. A per-message `DelaySeconds` therefore goes through a
+//! timer only for the part that EXCEEDS the queue's delay (the fired message's own
+//! `createdAt` then adds the queue's delay back). A per-message delay below the queue's
+//! cannot shorten it: such a message is simply pushed and waits the queue's delay.
 
-use super::input::Input;
+use super::batch;
+use super::input::{invalid, missing, Input};
+use super::lanes;
+use super::registry::{self, QueueRecord};
 use crate::http::Transport;
+use crate::model::{
+    attrs_from_api, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData, Attrs,
+    Envelope,
+};
+use crate::queen::{PushItem, PushStatus, TimerSchedule};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
-use serde_json::Value;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+const MAX_DELAY_SECONDS: i64 = 900;
+const MAX_ID_CHARS: usize = 128;
+
+/// A validated message, ready to push.
+struct Outgoing {
+    envelope: Envelope,
+    group: Option<String>,
+    dedup: Option<String>,
+    /// Seconds a timer must hold the message (0: push now).
+    timer_seconds: u64,
+}
 
 pub async fn send_message<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let _ = (ctx, input);
-    Err(ApiError::new(
-        ErrorCode::InvalidAction,
-        "SendMessage is not implemented yet.",
-    ))
+    let stored = registry::by_url(ctx, &input).await?;
+    let q = &stored.record;
+    let msg = validate(q, &input)?;
+    let size = message_size(&msg.envelope);
+    if size > q.maximum_message_size() as usize {
+        return Err(too_long(q));
+    }
+    let mut out = deliver(ctx, q, &[(0, &msg)]).await?;
+    out.pop().unwrap_or_else(|| Err(internal()))
 }
 
 pub async fn send_message_batch<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let _ = (ctx, input);
-    Err(ApiError::new(
-        ErrorCode::InvalidAction,
-        "SendMessageBatch is not implemented yet.",
-    ))
+    let stored = registry::by_url(ctx, &input).await?;
+    let q = &stored.record;
+    let entries = batch::entries(&input, "SendMessageBatchRequestEntry")?;
+    let max = q.maximum_message_size() as usize;
+    let validated: Vec<Result<Outgoing, ApiError>> =
+        entries.iter().map(|(_, e)| validate(q, e)).collect();
+
+    // The batch as a whole obeys the same ceiling a single message does.
+    let total: usize = entries
+        .iter()
+        .zip(&validated)
+        .map(|((_, e), v)| match v {
+            Ok(m) => message_size(&m.envelope),
+            Err(_) => e.opt_str("MessageBody").ok().flatten().map_or(0, str::len),
+        })
+        .sum();
+    if total > max {
+        return Err(ApiError::new(
+            ErrorCode::BatchRequestTooLong,
+            format!(
+                "Batch requests cannot be longer than {max} bytes. You have sent {total} bytes."
+            ),
+        ));
+    }
+
+    let mut results: Vec<Result<Value, ApiError>> = Vec::with_capacity(entries.len());
+    let mut sendable: Vec<(usize, &Outgoing)> = Vec::new();
+    for (i, v) in validated.iter().enumerate() {
+        match v {
+            Ok(m) if message_size(&m.envelope) > max => results.push(Err(too_long(q))),
+            Ok(m) => {
+                sendable.push((i, m));
+                results.push(Ok(Value::Null));
+            }
+            Err(e) => results.push(Err(e.clone())),
+        }
+    }
+    let delivered = deliver(ctx, q, &sendable).await?;
+    for ((i, _), r) in sendable.iter().zip(delivered) {
+        results[*i] = r;
+    }
+    let tagged = entries
+        .iter()
+        .zip(results)
+        .map(|((id, _), r)| {
+            let r = r.map(|mut v| {
+                v["Id"] = json!(id);
+                v
+            });
+            (*id, r)
+        })
+        .collect();
+    Ok(batch::answer(tagged))
+}
+
+/// Reads and checks one message's fields (a `SendMessage` input or a batch entry).
+fn validate(q: &QueueRecord, e: &Input) -> Result<Outgoing, ApiError> {
+    let body = match e.opt_str("MessageBody")? {
+        Some(b) if !b.is_empty() => b,
+        _ => return Err(missing("MessageBody")),
+    };
+    if !valid_sqs_body(body) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidMessageContents,
+            "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
+        ));
+    }
+    let attrs = attrs_from_api(e.get("MessageAttributes").unwrap_or(&Value::Null))
+        .map_err(attribute_error)?;
+    let system = system_attributes(e.get("MessageSystemAttributes"))?;
+
+    let delay = match e.opt_int("DelaySeconds")? {
+        None => None,
+        Some(d) if (0..=MAX_DELAY_SECONDS).contains(&d) => Some(d as u64),
+        Some(d) => {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameterValue,
+                format!("Value {d} for parameter DelaySeconds is invalid. Reason: DelaySeconds must be >= 0 and <= {MAX_DELAY_SECONDS}."),
+            ))
+        }
+    };
+    let group = e.opt_str("MessageGroupId")?;
+    let dedup = e.opt_str("MessageDeduplicationId")?;
+    if let Some(g) = group {
+        check_id("MessageGroupId", g)?;
+    }
+    if let Some(d) = dedup {
+        check_id("MessageDeduplicationId", d)?;
+    }
+
+    let envelope = Envelope {
+        body: body.to_string(),
+        attrs,
+        system,
+        original_id: None,
+    };
+    if q.fifo {
+        let group = group.ok_or_else(|| missing("MessageGroupId"))?;
+        if delay.is_some_and(|d| d > 0) {
+            return Err(not_for_queue_type(
+                "DelaySeconds",
+                &delay.unwrap_or(0).to_string(),
+            ));
+        }
+        let dedup = match dedup {
+            Some(d) => d.to_string(),
+            None if q.content_based_dedup() => hex(&Sha256::digest(body.as_bytes())),
+            None => {
+                return Err(ApiError::new(
+                    ErrorCode::InvalidParameterValue,
+                    "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+                ))
+            }
+        };
+        Ok(Outgoing {
+            envelope,
+            group: Some(group.to_string()),
+            dedup: Some(dedup),
+            timer_seconds: 0,
+        })
+    } else {
+        if let Some(d) = dedup {
+            return Err(not_for_queue_type("MessageDeduplicationId", d));
+        }
+        // Since fair queues, a standard queue accepts a MessageGroupId; it orders nothing here.
+        let timer_seconds = delay.map_or(0, |d| d.saturating_sub(q.delay_seconds()));
+        Ok(Outgoing {
+            envelope,
+            group: None,
+            dedup: None,
+            timer_seconds,
+        })
+    }
+}
+
+/// Lands `msgs` (entry index, message): one push for the immediate ones, one timer call
+/// for the delayed ones, run together. Answers per message, in `msgs` order.
+async fn deliver<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    msgs: &[(usize, &Outgoing)],
+) -> Result<Vec<Result<Value, ApiError>>, ApiError> {
+    let mut pushes: Vec<PushItem> = Vec::new();
+    let mut push_of: Vec<Option<usize>> = Vec::with_capacity(msgs.len());
+    let mut timers: Vec<TimerSchedule> = Vec::new();
+    let mut timer_of: Vec<Option<usize>> = Vec::with_capacity(msgs.len());
+    for (index, m) in msgs {
+        let key = lanes::message_key(ctx.request_id, *index);
+        if m.timer_seconds > 0 {
+            let text = m.envelope.to_json().to_string();
+            timer_of.push(Some(timers.len()));
+            push_of.push(None);
+            timers.push(TimerSchedule {
+                op: "schedule",
+                queue: q.name.clone(),
+                timer_key: format!("sqs.{key}"),
+                partition: lanes::batch_lane(ctx.request_id, *index, q.partitions),
+                delay_ms: m.timer_seconds * 1000,
+                txn: key,
+                payload: STANDARD.encode(text.as_bytes()),
+            });
+        } else {
+            push_of.push(Some(pushes.len()));
+            timer_of.push(None);
+            let mut item = lanes::push_item(
+                q,
+                m.envelope.to_json(),
+                m.group.as_deref(),
+                m.dedup.as_deref(),
+                &key,
+            );
+            if !q.fifo {
+                item.partition = lanes::batch_lane(ctx.request_id, *index, q.partitions);
+            }
+            pushes.push(item);
+        }
+    }
+    let push_call = async {
+        if pushes.is_empty() {
+            Ok(Vec::new())
+        } else {
+            ctx.queen.push(&pushes).await
+        }
+    };
+    let timer_call = async {
+        if timers.is_empty() {
+            Ok(Vec::new())
+        } else {
+            ctx.queen.schedule(&timers).await
+        }
+    };
+    let (pushed, scheduled) = futures_util::future::join(push_call, timer_call).await;
+    let (pushed, scheduled) = (pushed?, scheduled?);
+
+    let mut out = Vec::with_capacity(msgs.len());
+    for (i, (_, m)) in msgs.iter().enumerate() {
+        let mut answer = digests(&m.envelope);
+        let landed = if let Some(p) = push_of[i].and_then(|j| pushed.get(j)) {
+            match p.status {
+                PushStatus::Queued | PushStatus::Duplicate => {
+                    answer["MessageId"] = json!(p.message_id);
+                    if q.fifo {
+                        if let Some(off) = p.offset {
+                            answer["SequenceNumber"] = json!(off.to_string());
+                        }
+                    }
+                    true
+                }
+                PushStatus::NotStored(_) => false,
+            }
+        } else if let Some(t) = timer_of[i].and_then(|j| scheduled.get(j)) {
+            match (&t.ok, &t.message_id) {
+                (true, Some(id)) => {
+                    answer["MessageId"] = json!(id);
+                    true
+                }
+                _ => false,
+            }
+        } else {
+            false
+        };
+        out.push(if landed { Ok(answer) } else { Err(internal()) });
+    }
+    Ok(out)
+}
+
+/// The three MD5s a send answers (attribute digests only when there are attributes).
+fn digests(e: &Envelope) -> Value {
+    let mut m = Map::new();
+    m.insert("MD5OfMessageBody".into(), json!(md5_of_body(&e.body)));
+    if let Some(d) = md5_of_message_attributes(&e.attrs) {
+        m.insert("MD5OfMessageAttributes".into(), json!(d));
+    }
+    if let Some(d) = md5_of_message_attributes(&e.system) {
+        m.insert("MD5OfMessageSystemAttributes".into(), json!(d));
+    }
+    Value::Object(m)
+}
+
+/// SQS's size: the body's bytes plus every attribute's name, type and value bytes.
+fn message_size(e: &Envelope) -> usize {
+    e.body.len() + attrs_size(&e.attrs)
+}
+
+fn attrs_size(a: &Attrs) -> usize {
+    a.iter()
+        .map(|(name, v)| {
+            let value = match &v.value {
+                AttrData::String(s) => s.len(),
+                AttrData::Binary(b) => STANDARD.decode(b).map_or(b.len(), |d| d.len()),
+            };
+            name.len() + v.data_type.len() + value
+        })
+        .sum()
+}
+
+/// `MessageSystemAttributes`: SQS defines exactly one, `AWSTraceHeader`, a String.
+fn system_attributes(v: Option<&Value>) -> Result<Attrs, ApiError> {
+    let Some(v) = v else {
+        return Ok(Attrs::new());
+    };
+    let attrs = attrs_from_api(v).map_err(attribute_error)?;
+    for (name, a) in &attrs {
+        if name != "AWSTraceHeader" {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameterValue,
+                format!("Message system attribute name '{name}' is invalid."),
+            ));
+        }
+        if a.data_type != "String" {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameterValue,
+                "The message system attribute 'AWSTraceHeader' must be of type String.",
+            ));
+        }
+    }
+    Ok(attrs)
+}
+
+/// Attribute errors are `InvalidParameterValue`, except a value with characters outside
+/// SQS's allowed set, which SQS answers `InvalidMessageContents`.
+fn attribute_error(msg: String) -> ApiError {
+    let code = if msg.contains("contains invalid characters") {
+        ErrorCode::InvalidMessageContents
+    } else {
+        ErrorCode::InvalidParameterValue
+    };
+    ApiError::new(code, msg)
+}
+
+/// `MessageGroupId` / `MessageDeduplicationId`: 1..128 characters, alphanumerics and
+/// punctuation ``!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~`` (printable ASCII without space).
+fn check_id(name: &str, v: &str) -> Result<(), ApiError> {
+    if v.is_empty() {
+        return Err(invalid(name));
+    }
+    if v.len() > MAX_ID_CHARS || !v.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidParameterValue,
+            format!("Value {v} for parameter {name} is invalid. Reason: {name} can only include alphanumeric and punctuation characters. 1 to {MAX_ID_CHARS} in length."),
+        ));
+    }
+    Ok(())
+}
+
+fn not_for_queue_type(name: &str, value: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::InvalidParameterValue,
+        format!("Value {value} for parameter {name} is invalid. Reason: The request include parameter that is not valid for this queue type."),
+    )
+}
+
+fn too_long(q: &QueueRecord) -> ApiError {
+    ApiError::new(
+        ErrorCode::InvalidParameterValue,
+        format!(
+            "One or more parameters are invalid. Reason: Message must be shorter than {} bytes.",
+            q.maximum_message_size()
+        ),
+    )
+}
+
+fn internal() -> ApiError {
+    ApiError::new(
+        ErrorCode::InternalError,
+        "The message could not be stored; it was not sent.",
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn queue(fifo: bool, attrs: &[(&str, &str)]) -> QueueRecord {
+        QueueRecord {
+            name: if fifo { "q.fifo".into() } else { "q".into() },
+            fifo,
+            partitions: if fifo { 0 } else { 8 },
+            attributes: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+            tags: BTreeMap::new(),
+            created: 0,
+            modified: 0,
+        }
+    }
+
+    fn check(q: &QueueRecord, v: Value) -> Result<Outgoing, ErrorCode> {
+        validate(q, &Input(&v)).map_err(|e| e.code)
+    }
+
+    #[test]
+    fn fifo_rules() {
+        let q = queue(true, &[]);
+        assert_eq!(
+            check(
+                &q,
+                json!({"MessageBody": "x", "MessageDeduplicationId": "d"})
+            )
+            .err(),
+            Some(ErrorCode::MissingParameter)
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "MessageGroupId": "g"})).err(),
+            Some(ErrorCode::InvalidParameterValue)
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "MessageGroupId": "g", "MessageDeduplicationId": "d", "DelaySeconds": 5})).err(),
+            Some(ErrorCode::InvalidParameterValue)
+        );
+        let cbd = queue(true, &[("ContentBasedDeduplication", "true")]);
+        let m = check(&cbd, json!({"MessageBody": "abc", "MessageGroupId": "g"})).unwrap();
+        assert_eq!(
+            m.dedup.as_deref(),
+            Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        assert_eq!(
+            check(
+                &q,
+                json!({"MessageBody": "x", "MessageGroupId": "a b", "MessageDeduplicationId": "d"})
+            )
+            .err(),
+            Some(ErrorCode::InvalidParameterValue)
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "MessageGroupId": "g".repeat(129), "MessageDeduplicationId": "d"})).err(),
+            Some(ErrorCode::InvalidParameterValue)
+        );
+    }
+
+    #[test]
+    fn standard_rules() {
+        let q = queue(false, &[("DelaySeconds", "10")]);
+        assert!(check(&q, json!({"MessageBody": "x", "MessageGroupId": "g"})).is_ok());
+        assert_eq!(
+            check(
+                &q,
+                json!({"MessageBody": "x", "MessageDeduplicationId": "d"})
+            )
+            .err(),
+            Some(ErrorCode::InvalidParameterValue)
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "DelaySeconds": 901})).err(),
+            Some(ErrorCode::InvalidParameterValue)
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "DelaySeconds": 25}))
+                .unwrap()
+                .timer_seconds,
+            15
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "DelaySeconds": 5}))
+                .unwrap()
+                .timer_seconds,
+            0
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": ""})).err(),
+            Some(ErrorCode::MissingParameter)
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "a\u{1}b"})).err(),
+            Some(ErrorCode::InvalidMessageContents)
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "MessageSystemAttributes": {"Other": {"DataType": "String", "StringValue": "v"}}})).err(),
+            Some(ErrorCode::InvalidParameterValue)
+        );
+        assert!(check(&q, json!({"MessageBody": "x", "MessageSystemAttributes": {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-a"}}})).is_ok());
+    }
+
+    #[test]
+    fn size_counts_attributes() {
+        let q = queue(false, &[]);
+        let m = check(&q, json!({"MessageBody": "abcd", "MessageAttributes": {"n": {"DataType": "Binary", "BinaryValue": "AAEC"}}})).unwrap();
+        assert_eq!(message_size(&m.envelope), 4 + 1 + 6 + 3);
+    }
 }

@@ -1,0 +1,114 @@
+//! Shared by the `sqs_messages*` tests (as `mod sqs_messages_support;`): queues made by writing
+//! the registry record and configuring the Queen queue directly, so these tests do not
+//! depend on `CreateQueue`; and small readers of answers.
+#![allow(dead_code)]
+
+use crate::support::Endpoint;
+use queen_sqs::sqs::registry::{self, QueueRecord};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+pub const ACCOUNT: &str = "000000000000";
+
+pub fn arn(name: &str) -> String {
+    format!("arn:aws:sqs:us-east-1:{ACCOUNT}:{name}")
+}
+
+/// Creates queue `name` (FIFO when it ends `.fifo`) with `partitions` lanes and the given
+/// attributes over the defaults; answers its URL.
+pub async fn make_queue(
+    ep: &Endpoint,
+    name: &str,
+    attrs: &[(&str, &str)],
+    partitions: u32,
+) -> String {
+    let fifo = name.ends_with(".fifo");
+    let mut attributes: BTreeMap<String, String> = registry::DEFAULTS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    if fifo {
+        attributes.insert("FifoQueue".into(), "true".into());
+        attributes.insert("ContentBasedDeduplication".into(), "false".into());
+    }
+    for (k, v) in attrs {
+        attributes.insert(k.to_string(), v.to_string());
+    }
+    let record = QueueRecord {
+        name: name.to_string(),
+        fifo,
+        partitions: if fifo { 0 } else { partitions },
+        attributes,
+        tags: BTreeMap::new(),
+        created: 0,
+        modified: 0,
+    };
+    let put = json!({"operations": [{
+        "op": "put", "ns": "qs", "key": registry::key(name),
+        "value": serde_json::to_value(&record).unwrap(), "forever": true
+    }]});
+    let (status, _, body) = ep
+        .broker
+        .handle("POST", "/api/v1/kv", put.to_string().into())
+        .await;
+    assert_eq!(status, 200, "kv put: {}", String::from_utf8_lossy(&body));
+    let configure = json!({"queue": name, "mode": "replace", "options": record.queen_options()});
+    let (status, _, body) = ep
+        .broker
+        .handle("POST", "/api/v1/configure", configure.to_string().into())
+        .await;
+    assert!(
+        status < 300,
+        "configure: {}",
+        String::from_utf8_lossy(&body)
+    );
+    format!("{}/{ACCOUNT}/{name}", ep.url)
+}
+
+/// A broker call made directly (answers status and JSON body).
+pub async fn broker(ep: &Endpoint, method: &str, path: &str, body: Value) -> (u16, Value) {
+    let bytes = if body.is_null() {
+        Vec::new()
+    } else {
+        body.to_string().into_bytes()
+    };
+    let (status, _, out) = ep.broker.handle(method, path, bytes.into()).await;
+    let v = serde_json::from_slice(&out).unwrap_or(Value::Null);
+    (status, v)
+}
+
+pub async fn send(ep: &Endpoint, url: &str, body: &str) -> Value {
+    ep.sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": body}))
+        .await
+}
+
+/// One ReceiveMessage with all attributes; answers the messages.
+pub async fn receive(ep: &Endpoint, url: &str, extra: Value) -> Vec<Value> {
+    let mut input = json!({
+        "QueueUrl": url,
+        "MaxNumberOfMessages": 10,
+        "MessageSystemAttributeNames": ["All"],
+        "MessageAttributeNames": ["All"],
+    });
+    if let (Value::Object(m), Value::Object(e)) = (&mut input, extra) {
+        m.extend(e);
+    }
+    let v = ep.sqs_ok("ReceiveMessage", input).await;
+    v["Messages"].as_array().cloned().unwrap_or_default()
+}
+
+pub fn attr<'a>(m: &'a Value, name: &str) -> &'a str {
+    m["Attributes"][name].as_str().unwrap_or("")
+}
+
+pub async fn delete(ep: &Endpoint, url: &str, m: &Value) {
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": m["ReceiptHandle"]}),
+    )
+    .await;
+}
+
+pub async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+}
