@@ -63,8 +63,8 @@ for s in "${scenarios[@]}"; do
     done
     { echo; echo "component: \`$(ls -l /work/target-release/component/*/wasm32-wasip2/release/queen_sqs.wasm | awk '{print $5, $NF}')\`"; } >>"$out.md"
   else
-    [ -n "${HOST_UP:-}" ] || { start_host sigv4 19400 19401; HOST_UP=1; }
-    "$BENCH" "$s" --secs "$SECS" --runs "$RUNS" --json "$out.json" >>"$out.md"
+    [ -n "${SQS_HOST_PID:-}" ] || { start_host sigv4 19400 19401; SQS_HOST_PID="${pids[-1]}"; }
+    "$BENCH" "$s" --secs "$SECS" --runs "$RUNS" --json "$out.json" --host-pid "$SQS_HOST_PID" >>"$out.md"
   fi
 done
 echo "wrote $out.md"

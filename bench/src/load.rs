@@ -28,6 +28,7 @@ where
 {
     let items = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
+    let cpu = crate::cpu::snapshot();
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(limit.secs);
     let last_done = Arc::new(std::sync::Mutex::new(started));
@@ -98,6 +99,7 @@ where
         None => Instant::now(),
     };
     out.secs = end.duration_since(started).as_secs_f64().max(1e-9);
+    (out.client_cpu, out.host_cpu) = crate::cpu::since(cpu);
     out.items = items.load(Ordering::Relaxed);
     out.lat_us.sort_unstable();
     out

@@ -3,6 +3,7 @@
 //! Prints one markdown table per scenario (median and min–max over the runs) and appends
 //! every raw run as JSON lines to `--json`.
 
+mod cpu;
 mod load;
 mod native;
 mod scenarios;
@@ -24,6 +25,7 @@ struct Opts {
     runs: usize,
     clients: usize,
     json: Option<String>,
+    host_pid: Option<u32>,
 }
 
 fn parse() -> Result<Opts> {
@@ -35,6 +37,7 @@ fn parse() -> Result<Opts> {
         runs: 3,
         clients: 16,
         json: None,
+        host_pid: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -46,6 +49,7 @@ fn parse() -> Result<Opts> {
             "--runs" => o.runs = val()?.parse()?,
             "--clients" => o.clients = val()?.parse()?,
             "--json" => o.json = Some(val()?),
+            "--host-pid" => o.host_pid = Some(val()?.parse()?),
             s if s.starts_with("--") => bail!("unknown flag {s}"),
             s => o.scenarios.push(s.to_string()),
         }
@@ -80,6 +84,9 @@ async fn one(env: &Env, scenario: &str, run: usize) -> Result<Named> {
 #[tokio::main]
 async fn main() -> Result<()> {
     let o = parse()?;
+    if let Some(p) = o.host_pid {
+        cpu::set_host_pid(p);
+    }
     let env = Env {
         sqs: sdk::client(&o.sqs).await,
         queen: native::Queen::new(&o.queen),
@@ -125,19 +132,23 @@ async fn main() -> Result<()> {
             "\n### {scenario} ({runs} run(s), load average before each: {})\n",
             loads.join(" / ")
         );
-        println!("| measurement | n | rate /s median (min–max) | p50 ms | p99 ms | errors |");
-        println!("|---|---|---|---|---|---|");
+        println!("| measurement | n | rate /s median (min–max) | p50 ms | p99 ms | CPU µs/item client / host | errors |");
+        println!("|---|---|---|---|---|---|---|");
         for (metric, (_, rs)) in rows {
             let rate = Spread::of(&rs.iter().map(|r| r.rate()).collect::<Vec<_>>());
             let p50 = Spread::of(&rs.iter().map(|r| r.pct_ms(50.0)).collect::<Vec<_>>());
             let p99 = Spread::of(&rs.iter().map(|r| r.pct_ms(99.0)).collect::<Vec<_>>());
             let errors: u64 = rs.iter().map(|r| r.errors).sum();
+            let cc = Spread::of(&rs.iter().map(|r| r.cpu_us_per_item().0).collect::<Vec<_>>());
+            let hc = Spread::of(&rs.iter().map(|r| r.cpu_us_per_item().1).collect::<Vec<_>>());
             println!(
-                "| {metric} | {} | {} | {} | {} | {errors} |",
+                "| {metric} | {} | {} | {} | {} | {:.0} / {:.0} | {errors} |",
                 rs.len(),
                 rate.show(0),
                 p50.show(2),
-                p99.show(2)
+                p99.show(2),
+                cc.median,
+                hc.median
             );
         }
         std::io::stdout().flush()?;

@@ -92,6 +92,16 @@ impl Queen {
         Ok(())
     }
 
+    /// One KV read, as the facade reads a queue's registry record.
+    pub async fn kv_get(&self, key: &str) -> Result<()> {
+        let body = json!({"operations": [{"op": "get", "ns": "qs", "key": key}]});
+        let (s, v) = self
+            .call("POST", "/api/v1/kv", Some(body.to_string()))
+            .await?;
+        ensure!(s == 200, "kv answered {s}: {v}");
+        Ok(())
+    }
+
     /// Wildcard pop of one message, no wait, the lease the facade would ask for.
     pub async fn pop_one(&self, queue: &str) -> Result<Option<Claimed>> {
         let path =

@@ -127,6 +127,7 @@ pub async fn round_trip(env: &Env, run: usize, n: u64) -> Result<Named> {
     let url = sdk::create_queue(&env.sqs, &qname(env, "rtt", run), LANES).await?;
     let (mut all, mut s, mut r, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut errors = 0;
+    let cpu = crate::cpu::snapshot();
     let started = Instant::now();
     for i in 0..n + 50 {
         let t0 = Instant::now();
@@ -148,6 +149,7 @@ pub async fn round_trip(env: &Env, run: usize, n: u64) -> Result<Named> {
         }
     }
     let secs = started.elapsed().as_secs_f64();
+    let (client_cpu, host_cpu) = crate::cpu::since(cpu);
     sdk::delete_queue(&env.sqs, &url).await;
     let mk = |mut lat: Vec<u32>| {
         lat.sort_unstable();
@@ -157,6 +159,8 @@ pub async fn round_trip(env: &Env, run: usize, n: u64) -> Result<Named> {
             errors,
             secs,
             lat_us: lat,
+            client_cpu,
+            host_cpu,
         }
     };
     Ok(vec![
@@ -208,6 +212,33 @@ pub async fn overhead(env: &Env, run: usize) -> Result<Named> {
             },
             u32::MAX,
             push,
+        )
+        .await,
+    ));
+    let kv_push = {
+        let (q, nm) = (q.clone(), nm.clone());
+        move |w: usize, i: u64| {
+            let (q, nm) = (q.clone(), nm.clone());
+            async move {
+                q.kv_get(&format!("qs:q:{nm}")).await?;
+                q.push_envelopes(&nm, lanes, i * clients + w as u64, 1)
+                    .await
+            }
+        }
+    };
+    out.push((
+        format!(
+            "send: native kv get + push (the facade's two broker calls) x{}",
+            env.clients
+        ),
+        load::run(
+            env.clients,
+            Limit {
+                secs: env.secs,
+                items: None,
+            },
+            u32::MAX,
+            kv_push,
         )
         .await,
     ));
@@ -283,9 +314,8 @@ pub async fn backlog(env: &Env, reps: usize) -> Result<Named> {
                 RunResult {
                     items: k,
                     calls: k.div_ceil(10_000),
-                    errors: 0,
                     secs,
-                    lat_us: vec![],
+                    ..RunResult::default()
                 },
             ));
         }

@@ -14,6 +14,9 @@ pub struct RunResult {
     pub secs: f64,
     /// Per-call latencies in microseconds, sorted.
     pub lat_us: Vec<u32>,
+    /// CPU seconds spent during the run by the benchmark client and by the host.
+    pub client_cpu: f64,
+    pub host_cpu: f64,
 }
 
 impl RunResult {
@@ -29,8 +32,15 @@ impl RunResult {
         percentile(&self.lat_us, p) as f64 / 1000.0
     }
 
+    /// CPU microseconds per item: (client, host).
+    pub fn cpu_us_per_item(&self) -> (f64, f64) {
+        let n = self.items.max(1) as f64;
+        (self.client_cpu * 1e6 / n, self.host_cpu * 1e6 / n)
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
+            "client_cpu_s": self.client_cpu, "host_cpu_s": self.host_cpu,
             "items": self.items, "calls": self.calls, "errors": self.errors,
             "secs": self.secs, "rate": self.rate(),
             "p50_ms": self.pct_ms(50.0), "p99_ms": self.pct_ms(99.0),
