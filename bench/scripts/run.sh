@@ -9,7 +9,7 @@ HOST="${HOST:-/work/target-release/release/queen-sqs-host}"
 SECS="${SECS:-10}"
 RUNS="${RUNS:-3}"
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
-out="$here/results/$stamp"
+out="$here/results/run-$stamp"
 mkdir -p "$here/results"
 (cd "$here" && nice -n 10 cargo build --release --quiet)
 BENCH="$here/target/release/queen-sqs-bench"
@@ -22,7 +22,7 @@ start_host() { # $1 = auth sigv4|off, $2 = sqs port, $3 = broker port
   local dir; dir="$(mktemp -d)"
   QUEEN_SQS_AUTH="$1" QUEEN_SQS_CREDENTIALS=test:test: QUEEN_SQS_HANDLE_SECRET=bench-secret-0123456789 \
     "$HOST" serve --listen "127.0.0.1:$2" --broker-listen "127.0.0.1:$3" --data-dir "$dir" \
-    >"$out.host-$2.log" 2>&1 &
+    >"${TMPDIR:-/tmp}/queen-sqs-bench-host-$2.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do
     curl -s -o /dev/null "http://127.0.0.1:$2/" && return 0
