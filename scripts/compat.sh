@@ -8,7 +8,7 @@ ROOT=$PWD
 export PATH="$ROOT/tests/compat/.venv/bin:$PATH"
 
 cargo build -p queen-sqs-host --quiet
-BIN="$ROOT/target/debug/queen-sqs-host"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
 DATA=$(mktemp -d)
 PORT=${QUEEN_SQS_TEST_PORT:-19324}
 BROKER_PORT=${QUEEN_SQS_TEST_BROKER_PORT:-16632}

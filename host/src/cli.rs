@@ -111,8 +111,39 @@ async fn run(args: Args) -> anyhow::Result<()> {
         env.iter().any(|(n, v)| n == k && !v.trim().is_empty())
     };
 
+    // Defaults for the zero-setup run, announced only once the whole configuration is valid.
+    let mut notices: Vec<&str> = Vec::new();
+    if !has(&env, "QUEEN_SQS_HANDLE_SECRET") {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        notices.push("QUEEN_SQS_HANDLE_SECRET is not set; generated one for this process. Set it before running a second replica, or receipt handles will not travel between them.");
+        env.push(("QUEEN_SQS_HANDLE_SECRET".into(), secret));
+    }
+    let auth_off = env
+        .iter()
+        .any(|(k, v)| k == "QUEEN_SQS_AUTH" && v.trim() == "off");
+    if !auth_off && !has(&env, "QUEEN_SQS_CREDENTIALS") {
+        notices.push(
+            "QUEEN_SQS_CREDENTIALS is not set; accepting the development key pair test/test.",
+        );
+        env.push(("QUEEN_SQS_CREDENTIALS".into(), "test:test:".into()));
+    }
+    let embedded_wanted = !has(&env, "QUEEN_URL");
+    let mut checked = env.clone();
+    if embedded_wanted {
+        // Stands in for the embedded broker's address, known only once it listens.
+        checked.push(("QUEEN_URL".into(), "http://127.0.0.1:6632".into()));
+    }
+    if let Err(e) = queen_sqs::config::Config::from_env(checked) {
+        anyhow::bail!("{e}");
+    }
+    for notice in notices {
+        eprintln!("queen-sqs-host: {notice}");
+    }
+
     let mut embedded: Option<Arc<RunningBroker>> = None;
-    if !has(&env, "QUEEN_URL") {
+    if embedded_wanted {
         let listen = args
             .broker_listen
             .unwrap_or_else(|| "127.0.0.1:0".parse().expect("literal"));
@@ -128,25 +159,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
         );
         env.push(("QUEEN_URL".into(), format!("http://{}", running.addr)));
         embedded = Some(Arc::new(running));
-    }
-    if !has(&env, "QUEEN_SQS_HANDLE_SECRET") {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        eprintln!("queen-sqs-host: QUEEN_SQS_HANDLE_SECRET is not set; generated one for this process. Set it before running a second replica, or receipt handles will not travel between them.");
-        env.push(("QUEEN_SQS_HANDLE_SECRET".into(), secret));
-    }
-    let auth_off = env
-        .iter()
-        .any(|(k, v)| k == "QUEEN_SQS_AUTH" && v.trim() == "off");
-    if !auth_off && !has(&env, "QUEEN_SQS_CREDENTIALS") {
-        eprintln!("queen-sqs-host: QUEEN_SQS_CREDENTIALS is not set; accepting the development key pair test/test.");
-        env.push(("QUEEN_SQS_CREDENTIALS".into(), "test:test:".into()));
-    }
-    if let Err(e) =
-        queen_sqs::config::Config::from_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-    {
-        anyhow::bail!("{e}");
     }
 
     let loaded = tokio::task::spawn_blocking(|| serve::load(serve::COMPONENT)).await??;

@@ -522,3 +522,43 @@ async fn timer_refusals() {
     assert_eq!(b.http.get("/api/v1/timers/q").await.json["rows"], json!([]));
     b.stop().await;
 }
+
+#[tokio::test]
+async fn zstd_timer_payloads_are_delivered_decompressed() {
+    use base64::Engine;
+    let b = TestBroker::start().await;
+    let doc = br#"{"packed": "yes", "n": [1, 2, 3]}"#;
+    let packed =
+        ruzstd::encoding::compress_to_vec(&doc[..], ruzstd::encoding::CompressionLevel::Fastest);
+    let p64 = base64::engine::general_purpose::STANDARD.encode(&packed);
+    let r = b
+        .http
+        .post(
+            "/api/v1/timers",
+            json!([{"op": "schedule", "queue": "zq", "timerKey": "z", "delayMs": 0,
+                                         "txn": "tz", "payload": p64, "payloadZstd": true}]),
+        )
+        .await;
+    assert_eq!(r.json["results"][0]["ok"], true, "{}", r.json);
+    let p = b.pop("zq?wait=true&timeout=3000").await;
+    assert_eq!(p.status, 200);
+    let text = String::from_utf8(p.bytes.to_vec()).unwrap();
+    assert!(
+        text.contains(r#""data":{"packed": "yes", "n": [1, 2, 3]}"#),
+        "{text}"
+    );
+    // Not zstd at all: refused at schedule time.
+    let r = b
+        .http
+        .post(
+            "/api/v1/timers",
+            json!([{"op": "schedule", "queue": "zq", "timerKey": "bad", "delayMs": 0,
+                                         "txn": "tb", "payload": b64("{}"), "payloadZstd": true}]),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.json["error"].clone()),
+        (400, json!("timers_bad_request"))
+    );
+    b.stop().await;
+}

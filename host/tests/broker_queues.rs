@@ -343,3 +343,52 @@ async fn discovery_pop_by_namespace() {
     assert_eq!(r.status, 204, "leased already");
     b.stop().await;
 }
+
+#[tokio::test]
+async fn hostile_numbers_do_not_panic() {
+    let b = TestBroker::start().await;
+    let big = i64::MAX;
+    b.configure(
+        json!({"queue": "h", "options": {"leaseTime": big, "windowBuffer": big,
+        "delayedProcessing": -5, "retentionEnabled": true, "retentionSeconds": big,
+        "completedRetentionSeconds": big, "dedupWindowSeconds": big}}),
+    )
+    .await;
+    b.push(json!([{"queue": "h", "payload": 1, "transactionId": "a"}, {"queue": "h", "payload": 1, "transactionId": "a"}]))
+        .await;
+    // windowBuffer of forever: nothing is claimable, and the huge timeout is not waited for.
+    let r = b
+        .pop(&format!("h?wait=false&timeout={big}&leaseSeconds={big}"))
+        .await;
+    assert_eq!(r.status, 204);
+    b.configure(json!({"queue": "h", "options": {"windowBuffer": 0}}))
+        .await;
+    let r = b.pop(&format!("h?wait=false&leaseSeconds={big}")).await;
+    assert_eq!(r.status, 200);
+    let lease = r.json["leaseId"].as_str().unwrap().to_string();
+    let e = b
+        .http
+        .post(
+            &format!("/api/v1/lease/{lease}/extend"),
+            json!({"seconds": 1e300}),
+        )
+        .await;
+    assert_eq!((e.status, e.json["renewed"].clone()), (200, json!(1)));
+    let k = b
+        .kv(json!([{"op": "put", "ns": "h", "key": "k", "value": 1, "ttlSeconds": big}]))
+        .await;
+    assert_eq!(k.json["results"][0]["applied"], true);
+    let t = b
+        .http
+        .post("/api/v1/timers", json!([{"op": "schedule", "queue": "h", "timerKey": "k", "delayMs": -1e300, "txn": "t", "payload": "MQ=="}]))
+        .await;
+    assert_eq!(t.json["results"][0]["ok"], true);
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let d = b.http.get("/api/v1/resources/queues/h/depth").await;
+    assert_eq!(
+        d.status, 200,
+        "the broker is still answering after the sweeps"
+    );
+    assert_eq!(d.json["pending"], 2, "the past-due timer fired: {}", d.json);
+    b.stop().await;
+}

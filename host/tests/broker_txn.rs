@@ -278,3 +278,20 @@ async fn timer_rider_rolls_back_with_the_bundle() {
     );
     b.stop().await;
 }
+
+#[tokio::test]
+async fn transaction_push_payloads_stay_byte_for_byte() {
+    let b = TestBroker::start().await;
+    let body = br#"{"operations":[{"type":"push","items":[{"queue":"raw","payload":{"z" : 1.50, "a":[ ]}}]},
+                   {"type":"push","queue":"raw","data":{"flat":  true}}]}"#;
+    let r = b
+        .http
+        .raw("POST", "/api/v1/transaction", body.to_vec())
+        .await;
+    assert_eq!(r.json["success"], true, "{}", r.json);
+    let p = b.pop("raw?batch=5").await;
+    let text = String::from_utf8(p.bytes.to_vec()).unwrap();
+    assert!(text.contains(r#""data":{"z" : 1.50, "a":[ ]}"#), "{text}");
+    assert!(text.contains(r#""data":{"flat":  true}"#), "{text}");
+    b.stop().await;
+}

@@ -682,3 +682,64 @@ fn now_ms() -> i64 {
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
+
+/// The same actions over the Query protocol: the outputs encode as SQS's XML.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_protocol_send_receive_delete() {
+    let ep = Endpoint::start().await;
+    let url = make_queue(&ep, "xmlq", &[], 2).await;
+    let path = format!("/{ACCOUNT}/xmlq");
+    let (status, xml) = ep
+        .query(
+            &path,
+            &[
+                ("Action", "SendMessage"),
+                ("MessageBody", "over query"),
+                ("MessageAttribute.1.Name", "k"),
+                ("MessageAttribute.1.Value.DataType", "String"),
+                ("MessageAttribute.1.Value.StringValue", "v"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200, "{xml}");
+    assert!(
+        xml.contains(&format!(
+            "<MD5OfMessageBody>{}</MD5OfMessageBody>",
+            md5_of_body("over query")
+        )),
+        "{xml}"
+    );
+    assert!(xml.contains("<MD5OfMessageAttributes>"), "{xml}");
+    let (status, xml) = ep
+        .query(
+            "/",
+            &[
+                ("Action", "ReceiveMessage"),
+                ("QueueUrl", &url),
+                ("AttributeName.1", "All"),
+                ("MessageAttributeName.1", "All"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200, "{xml}");
+    assert!(xml.contains("<Body>over query</Body>"), "{xml}");
+    assert!(
+        xml.contains("<Name>ApproximateReceiveCount</Name><Value>1</Value>"),
+        "{xml}"
+    );
+    assert!(xml.contains("<StringValue>v</StringValue>"), "{xml}");
+    let handle = xml
+        .split("<ReceiptHandle>")
+        .nth(1)
+        .and_then(|s| s.split("</ReceiptHandle>").next())
+        .expect("a receipt handle")
+        .to_string();
+    let (status, xml) = ep
+        .query(
+            &path,
+            &[("Action", "DeleteMessage"), ("ReceiptHandle", &handle)],
+        )
+        .await;
+    assert_eq!(status, 200, "{xml}");
+    assert!(receive(&ep, &url, json!({})).await.is_empty());
+}

@@ -66,7 +66,10 @@ async fn create_answers_a_url_on_the_host_the_client_reached_and_configures_the_
     assert_eq!(a["DelaySeconds"], "0");
     assert_eq!(a["ReceiveMessageWaitTimeSeconds"], "0");
     assert_eq!(a["queen.partitions"], "64");
-    assert_eq!(a["QueueArn"], format!("arn:aws:sqs:us-east-1:{ACCOUNT}:orders"));
+    assert_eq!(
+        a["QueueArn"],
+        format!("arn:aws:sqs:us-east-1:{ACCOUNT}:orders")
+    );
     assert!(a.get("FifoQueue").is_none(), "{a:?}");
     let created: i64 = a["CreatedTimestamp"].as_str().unwrap().parse().unwrap();
     assert!(created > 1_600_000_000);
@@ -94,7 +97,10 @@ async fn a_fifo_queue_is_declared_by_its_suffix_and_has_fifo_defaults() {
 async fn create_is_idempotent_unless_a_supplied_attribute_differs() {
     let ep = Endpoint::start().await;
     let url = ep
-        .create_queue("idem", json!({"VisibilityTimeout": "45", "queen.partitions": "8"}))
+        .create_queue(
+            "idem",
+            json!({"VisibilityTimeout": "45", "queen.partitions": "8"}),
+        )
         .await;
     // Same values (in another spelling), a subset, nothing at all: the same URL.
     for attrs in [
@@ -112,14 +118,20 @@ async fn create_is_idempotent_unless_a_supplied_attribute_differs() {
         json!({"Policy": "{\"Version\":\"2012-10-17\"}"}),
     ] {
         assert_eq!(
-            ep.sqs_err("CreateQueue", json!({"QueueName": "idem", "Attributes": differing}))
-                .await,
+            ep.sqs_err(
+                "CreateQueue",
+                json!({"QueueName": "idem", "Attributes": differing})
+            )
+            .await,
             (400, "QueueNameExists".to_string())
         );
     }
     // Tags on an existing queue are neither compared nor applied.
     let v = ep
-        .sqs_ok("CreateQueue", json!({"QueueName": "idem", "tags": {"team": "x"}}))
+        .sqs_ok(
+            "CreateQueue",
+            json!({"QueueName": "idem", "tags": {"team": "x"}}),
+        )
         .await;
     assert_eq!(v["QueueUrl"], url.as_str());
     let tags = ep.sqs_ok("ListQueueTags", json!({"QueueUrl": url})).await;
@@ -180,12 +192,19 @@ async fn racing_creates_make_one_queue_and_answer_the_losers_by_the_rule() {
         } else {
             assert_eq!(status, 400, "{body}");
             assert!(
-                body["__type"].as_str().unwrap().ends_with("#QueueNameExists"),
+                body["__type"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("#QueueNameExists"),
                 "{body}"
             );
         }
     }
-    assert_eq!(winners.len(), 1, "exactly one attribute set wins: {winners:?}");
+    assert_eq!(
+        winners.len(),
+        1,
+        "exactly one attribute set wins: {winners:?}"
+    );
     let url = format!("{}/{ACCOUNT}/race", ep.url);
     let a = attrs(&ep, &url, &["VisibilityTimeout"]).await;
     assert_eq!(a["VisibilityTimeout"], (10 + winners[0]).to_string());
@@ -196,8 +215,11 @@ async fn racing_creates_make_one_queue_and_answer_the_losers_by_the_rule() {
     for _ in 0..8 {
         let ep = ep.clone();
         joins.push(tokio::spawn(async move {
-            ep.sqs("CreateQueue", json!({"QueueName": "calm", "Attributes": {"DelaySeconds": "2"}}))
-                .await
+            ep.sqs(
+                "CreateQueue",
+                json!({"QueueName": "calm", "Attributes": {"DelaySeconds": "2"}}),
+            )
+            .await
         }));
     }
     for j in joins {
@@ -220,11 +242,13 @@ async fn a_broker_queue_not_created_through_sqs_is_not_adopted() {
         .await;
     assert_eq!(status, 200);
     assert_eq!(
-        ep.sqs_err("CreateQueue", json!({"QueueName": "native"})).await,
+        ep.sqs_err("CreateQueue", json!({"QueueName": "native"}))
+            .await,
         (400, "QueueNameExists".to_string())
     );
     assert_eq!(
-        ep.sqs_err("GetQueueUrl", json!({"QueueName": "native"})).await,
+        ep.sqs_err("GetQueueUrl", json!({"QueueName": "native"}))
+            .await,
         (400, "QueueDoesNotExist".to_string())
     );
     let list = ep.sqs_ok("ListQueues", json!({})).await;
@@ -246,30 +270,47 @@ async fn create_refuses_bad_names_and_missing_names() {
         );
     }
     let longest = "n".repeat(80);
-    assert!(ep.create_queue(&longest, json!({})).await.ends_with(&longest));
+    assert!(ep
+        .create_queue(&longest, json!({}))
+        .await
+        .ends_with(&longest));
     // FifoQueue must agree with the name; SQS answers FifoQueue=false as unknown.
     assert_eq!(
-        ep.sqs_err("CreateQueue", json!({"QueueName": "plain", "Attributes": {"FifoQueue": "true"}}))
-            .await,
+        ep.sqs_err(
+            "CreateQueue",
+            json!({"QueueName": "plain", "Attributes": {"FifoQueue": "true"}})
+        )
+        .await,
         (400, "InvalidParameterValue".to_string())
     );
     assert_eq!(
-        ep.sqs_err("CreateQueue", json!({"QueueName": "plain", "Attributes": {"FifoQueue": "false"}}))
-            .await,
+        ep.sqs_err(
+            "CreateQueue",
+            json!({"QueueName": "plain", "Attributes": {"FifoQueue": "false"}})
+        )
+        .await,
         (400, "InvalidAttributeName".to_string())
     );
     assert_eq!(
-        ep.sqs_err("CreateQueue", json!({"QueueName": "f.fifo", "Attributes": {"FifoQueue": "false"}}))
-            .await,
+        ep.sqs_err(
+            "CreateQueue",
+            json!({"QueueName": "f.fifo", "Attributes": {"FifoQueue": "false"}})
+        )
+        .await,
         (400, "InvalidAttributeName".to_string())
     );
     assert_eq!(
-        ep.sqs_err("CreateQueue", json!({"QueueName": "f.fifo", "Attributes": {"FifoQueue": "yes"}}))
-            .await,
+        ep.sqs_err(
+            "CreateQueue",
+            json!({"QueueName": "f.fifo", "Attributes": {"FifoQueue": "yes"}})
+        )
+        .await,
         (400, "InvalidAttributeValue".to_string())
     );
     // Nothing was created by any of the refusals.
-    let list = ep.sqs_ok("ListQueues", json!({"QueueNamePrefix": "plain"})).await;
+    let list = ep
+        .sqs_ok("ListQueues", json!({"QueueNamePrefix": "plain"}))
+        .await;
     assert!(list.get("QueueUrls").is_none(), "{list}");
     assert_eq!(broker_queues_named(&ep, "plain").await, 0);
 }
@@ -279,16 +320,21 @@ async fn get_queue_url_refuses_other_accounts_and_unknown_names() {
     let ep = Endpoint::start().await;
     ep.create_queue("mine", json!({})).await;
     assert_eq!(
-        ep.sqs_err("GetQueueUrl", json!({"QueueName": "mine", "QueueOwnerAWSAccountId": "123456789012"}))
+        ep.sqs_err(
+            "GetQueueUrl",
+            json!({"QueueName": "mine", "QueueOwnerAWSAccountId": "123456789012"})
+        )
+        .await,
+        (400, "QueueDoesNotExist".to_string())
+    );
+    assert_eq!(
+        ep.sqs_err("GetQueueUrl", json!({"QueueName": "theirs"}))
             .await,
         (400, "QueueDoesNotExist".to_string())
     );
     assert_eq!(
-        ep.sqs_err("GetQueueUrl", json!({"QueueName": "theirs"})).await,
-        (400, "QueueDoesNotExist".to_string())
-    );
-    assert_eq!(
-        ep.sqs_err("GetQueueUrl", json!({"QueueName": "../mine"})).await,
+        ep.sqs_err("GetQueueUrl", json!({"QueueName": "../mine"}))
+            .await,
         (400, "QueueDoesNotExist".to_string())
     );
     assert_eq!(
@@ -308,7 +354,12 @@ async fn queue_urls_of_another_account_or_with_traversal_do_not_exist() {
         format!("{}/{ACCOUNT}/x/y", ep.url),
         "not a url".to_string(),
     ] {
-        for action in ["GetQueueAttributes", "DeleteQueue", "PurgeQueue", "ListQueueTags"] {
+        for action in [
+            "GetQueueAttributes",
+            "DeleteQueue",
+            "PurgeQueue",
+            "ListQueueTags",
+        ] {
             assert_eq!(
                 ep.sqs_err(action, json!({"QueueUrl": bad, "AttributeNames": ["All"]}))
                     .await,
@@ -318,7 +369,10 @@ async fn queue_urls_of_another_account_or_with_traversal_do_not_exist() {
         }
     }
     // And the queue survived all of it.
-    assert_eq!(attrs(&ep, &url, &["DelaySeconds"]).await["DelaySeconds"], "0");
+    assert_eq!(
+        attrs(&ep, &url, &["DelaySeconds"]).await["DelaySeconds"],
+        "0"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -349,13 +403,18 @@ async fn delete_removes_both_halves_and_holds_the_name_for_a_minute() {
     assert_eq!(broker_queues_named(&ep, "gone").await, 0);
     let (_, _, body) = ep
         .broker
-        .handle("GET", "/api/v1/timers/gone?mode=count&prefix=sqs.", Bytes::new())
+        .handle(
+            "GET",
+            "/api/v1/timers/gone?mode=count&prefix=sqs.",
+            Bytes::new(),
+        )
         .await;
     let count: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(count["count"], 0, "the delayed send was cancelled");
 
     assert_eq!(
-        ep.sqs_err("GetQueueUrl", json!({"QueueName": "gone"})).await,
+        ep.sqs_err("GetQueueUrl", json!({"QueueName": "gone"}))
+            .await,
         (400, "QueueDoesNotExist".to_string())
     );
     assert_eq!(
@@ -363,7 +422,8 @@ async fn delete_removes_both_halves_and_holds_the_name_for_a_minute() {
         (400, "QueueDoesNotExist".to_string())
     );
     assert_eq!(
-        ep.sqs_err("CreateQueue", json!({"QueueName": "gone"})).await,
+        ep.sqs_err("CreateQueue", json!({"QueueName": "gone"}))
+            .await,
         (400, "QueueDeletedRecently".to_string())
     );
     // Another name is unaffected.
@@ -384,7 +444,9 @@ async fn list_queues_filters_by_prefix_and_pages_with_an_opaque_token() {
     assert_eq!(all["QueueUrls"].as_array().unwrap().len(), 8);
     assert!(all.get("NextToken").is_none());
 
-    let pre = ep.sqs_ok("ListQueues", json!({"QueueNamePrefix": "page-"})).await;
+    let pre = ep
+        .sqs_ok("ListQueues", json!({"QueueNamePrefix": "page-"}))
+        .await;
     let got: Vec<String> = pre["QueueUrls"]
         .as_array()
         .unwrap()
@@ -418,20 +480,27 @@ async fn list_queues_filters_by_prefix_and_pages_with_an_opaque_token() {
     assert_eq!(pages, 3);
     assert_eq!(paged, expected);
 
-    for bad in [json!({"MaxResults": 0}), json!({"MaxResults": 1001}), json!({"NextToken": "!!!"})] {
+    for bad in [
+        json!({"MaxResults": 0}),
+        json!({"MaxResults": 1001}),
+        json!({"NextToken": "!!!"}),
+    ] {
         assert_eq!(
             ep.sqs_err("ListQueues", bad).await,
             (400, "InvalidParameterValue".to_string())
         );
     }
-    let none = ep.sqs_ok("ListQueues", json!({"QueueNamePrefix": "zzz"})).await;
+    let none = ep
+        .sqs_ok("ListQueues", json!({"QueueNamePrefix": "zzz"}))
+        .await;
     assert!(none.get("QueueUrls").is_none(), "{none}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_query_protocol_addresses_a_queue_by_the_path_it_was_posted_to() {
     let ep = Endpoint::start().await;
-    ep.create_queue("viaquery", json!({"VisibilityTimeout": "77"})).await;
+    ep.create_queue("viaquery", json!({"VisibilityTimeout": "77"}))
+        .await;
     let (status, xml) = ep
         .query(
             &format!("/{ACCOUNT}/viaquery"),
@@ -443,7 +512,10 @@ async fn the_query_protocol_addresses_a_queue_by_the_path_it_was_posted_to() {
         )
         .await;
     assert_eq!(status, 200, "{xml}");
-    assert!(xml.contains("<Name>VisibilityTimeout</Name><Value>77</Value>"), "{xml}");
+    assert!(
+        xml.contains("<Name>VisibilityTimeout</Name><Value>77</Value>"),
+        "{xml}"
+    );
     assert!(
         xml.contains(&format!("arn:aws:sqs:us-east-1:{ACCOUNT}:viaquery")),
         "{xml}"
@@ -466,7 +538,61 @@ async fn the_query_protocol_addresses_a_queue_by_the_path_it_was_posted_to() {
     assert_eq!(status, 200, "{xml}");
     assert!(xml.contains(&format!("/{ACCOUNT}/q2</QueueUrl>")), "{xml}");
     let url = format!("{}/{ACCOUNT}/q2", ep.url);
-    assert_eq!(attrs(&ep, &url, &["DelaySeconds"]).await["DelaySeconds"], "9");
+    assert_eq!(
+        attrs(&ep, &url, &["DelaySeconds"]).await["DelaySeconds"],
+        "9"
+    );
     let tags = ep.sqs_ok("ListQueueTags", json!({"QueueUrl": url})).await;
     assert_eq!(tags["Tags"], json!({"env": "test"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_without_its_broker_queue_is_configured_again_unless_being_deleted() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("heal", json!({"VisibilityTimeout": "41"}))
+        .await;
+    // As if the creator had died between the registry claim and /configure.
+    let (status, _, _) = ep
+        .broker
+        .handle("DELETE", "/api/v1/resources/queues/heal", Bytes::new())
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(broker_queues_named(&ep, "heal").await, 0);
+    assert_eq!(ep.create_queue("heal", json!({})).await, url);
+    let (_, _, body) = ep
+        .broker
+        .handle(
+            "POST",
+            "/api/v1/configure",
+            Bytes::from(json!({"queue": "heal"}).to_string()),
+        )
+        .await;
+    let row: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(row["options"]["leaseTime"], 41, "{row}");
+
+    // A DeleteQueue under way writes its tombstone before removing the broker queue;
+    // a CreateQueue in that window must not configure the queue back.
+    ep.broker
+        .handle("DELETE", "/api/v1/resources/queues/heal", Bytes::new())
+        .await;
+    let (status, _, _) = ep
+        .broker
+        .handle(
+            "POST",
+            "/api/v1/kv",
+            Bytes::from(
+                json!({"operations": [{"op": "put", "ns": "qs", "key": "qs:dq:heal",
+                    "value": 1, "ttlSeconds": 60}]})
+                .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        ep.sqs_err("CreateQueue", json!({"QueueName": "heal"}))
+            .await,
+        (400, "QueueDeletedRecently".to_string())
+    );
+    assert_eq!(broker_queues_named(&ep, "heal").await, 0);
 }

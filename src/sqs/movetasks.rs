@@ -208,7 +208,7 @@ pub async fn list_message_move_tasks<T: Transport>(
             }
         }
     }
-    tasks.sort_by(|a, b| b.0.started_timestamp.cmp(&a.0.started_timestamp));
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.0.started_timestamp));
     tasks.truncate(max);
     let mut results = Vec::with_capacity(tasks.len());
     for (t, version) in tasks {

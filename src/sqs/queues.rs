@@ -117,6 +117,16 @@ async fn existing<T: Transport>(
         ));
     }
     if ctx.queen.depth(&record.name).await?.is_none() {
+        // No broker queue behind the record: either its creator died before
+        // configuring, or a DeleteQueue is under way (its tombstone is written first).
+        if ctx
+            .queen
+            .kv_get(&registry::tombstone_key(&record.name))
+            .await?
+            .is_some()
+        {
+            return Err(deleted_recently());
+        }
         ctx.queen
             .configure(&record.name, &record.queen_options())
             .await?;
@@ -139,8 +149,8 @@ pub async fn delete_queue<T: Transport>(
     let name = stored.record.name.as_str();
     // A pending delayed send would re-create the queue when it fires (API §3.3).
     cancel_delay_timers(ctx, name).await?;
-    ctx.queen.delete_queue(name).await?;
-    registry::remove(ctx, name, None).await?;
+    // The tombstone goes first so that a CreateQueue racing this delete cannot read
+    // the record, find no broker queue, and configure one back into existence.
     ctx.queen
         .kv_results(vec![KvOp::put_ttl(
             registry::tombstone_key(name),
@@ -149,6 +159,10 @@ pub async fn delete_queue<T: Transport>(
             None,
         )])
         .await?;
+    // The broker queue before the record: a failure here leaves a queue the client can
+    // still see and delete again, never a broker queue nobody can re-create.
+    ctx.queen.delete_queue(name).await?;
+    registry::remove(ctx, name, None).await?;
     // A send that read the record before it went may have scheduled since.
     if cancel_delay_timers(ctx, name).await? > 0 {
         ctx.queen.delete_queue(name).await?;
@@ -382,7 +396,12 @@ async fn configure_latest<T: Transport>(
                 }
                 *saved = now;
             }
-            _ => return Ok(()),
+            Some(_) => return Ok(()),
+            None => {
+                // Deleted while we configured: do not leave a broker queue behind.
+                ctx.queen.delete_queue(&saved.record.name).await?;
+                return Ok(());
+            }
         }
     }
     Ok(())

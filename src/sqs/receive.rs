@@ -15,7 +15,9 @@
 //! - `ReceiveRequestAttemptId` is accepted and ignored: a retried receive claims afresh,
 //!   and the messages the lost answer held become visible again when their leases end.
 //! - A message whose receive count exceeds the queue's `maxReceiveCount` is not returned
-//!   but moved to the dead-letter queue (see `redrive`).
+//!   but moved to the dead-letter queue (see `redrive`). Its slot is not refilled, so a
+//!   receive may answer fewer messages than were claimable, or none after a long poll
+//!   whose one find was moved; SQS itself promises no more than "up to".
 
 use super::input::Input;
 use super::message_attrs::{select_message_attributes, SystemSelection};
@@ -135,6 +137,10 @@ pub async fn receive_message<T: Transport>(
     if !releases.is_empty() {
         // Best effort: a release that fails leaves a one-second lease to run out.
         let _ = ctx.queen.ack_batch(&releases).await;
+    }
+    // SQS leaves `Messages` out of an empty answer; clients test for the key.
+    if out.is_empty() {
+        return Ok(json!({}));
     }
     Ok(json!({ "Messages": out }))
 }

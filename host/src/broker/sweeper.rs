@@ -36,7 +36,7 @@ async fn timer_loop(ctx: Arc<Ctx>) {
                 ctx.notify.wake_all(&fired);
                 match next {
                     Some(at) => {
-                        let wait = (at - now_us()).max(0) as u64;
+                        let wait = at.saturating_sub(now_us()).max(0) as u64;
                         Duration::from_micros(wait).min(TIMER_IDLE)
                     }
                     None => TIMER_IDLE,

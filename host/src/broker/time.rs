@@ -36,6 +36,11 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Seconds → microseconds, saturating (option values are client-controlled).
+pub fn secs_us(s: i64) -> i64 {
+    s.saturating_mul(1_000_000)
+}
+
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
 pub fn iso_us(us: i64) -> String {
     let secs = us.div_euclid(1_000_000);

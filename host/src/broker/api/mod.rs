@@ -3,6 +3,7 @@
 
 pub mod ack;
 pub mod kv;
+pub mod kv_parse;
 pub mod pop;
 pub mod push;
 pub mod queues;

@@ -165,7 +165,8 @@ fn params(queue: &str, partition: Option<&str>, q: &Query) -> Result<Params, Rep
 /// One claim attempt per candidate queue, parked on the notifiers of all of them until a
 /// claim succeeds or the deadline passes.
 async fn run(ctx: &Ctx, reqs: Vec<PopReq>, wait: bool, timeout_ms: i64) -> Reply {
-    let deadline = Instant::now() + Duration::from_millis(timeout_ms as u64);
+    // No ceiling on the wire; a day keeps the deadline arithmetic from overflowing.
+    let deadline = Instant::now() + Duration::from_millis((timeout_ms as u64).min(86_400_000));
     let group = reqs.first().map(|r| r.group.clone()).unwrap_or_default();
     loop {
         let notifies: Vec<_> = reqs.iter().map(|r| ctx.notify.queue(&r.queue)).collect();

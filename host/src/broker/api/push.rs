@@ -71,9 +71,26 @@ pub fn to_item(i: usize, r: &RawItem<'_>, keep_trace: bool) -> Result<PushItem, 
     })
 }
 
-/// Parses a flat list of raw items from a JSON text.
-pub fn parse_items(text: &str, keep_trace: bool) -> Result<Vec<PushItem>, String> {
-    let raws: Vec<RawItem<'_>> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+#[derive(Deserialize)]
+struct ItemsOnly<'a> {
+    #[serde(borrow)]
+    items: Vec<RawItem<'a>>,
+}
+
+/// The items of one transaction push operation, from the operation's own JSON text: either
+/// `{"items": [...]}` or the flat one-item form. Payloads stay byte-for-byte as sent.
+pub fn parse_push_op(
+    op_text: &str,
+    has_items: bool,
+    keep_trace: bool,
+) -> Result<Vec<PushItem>, String> {
+    let raws: Vec<RawItem<'_>> = if has_items {
+        serde_json::from_str::<ItemsOnly<'_>>(op_text)
+            .map_err(|e| e.to_string())?
+            .items
+    } else {
+        vec![serde_json::from_str::<RawItem<'_>>(op_text).map_err(|e| e.to_string())?]
+    };
     raws.iter()
         .enumerate()
         .map(|(i, r)| to_item(i, r, keep_trace))

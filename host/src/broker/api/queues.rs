@@ -2,6 +2,8 @@
 
 use super::reply::{store_failed, Reply};
 use super::{parse_body, Ctx};
+use crate::broker::store::depth::depth as depth_of;
+use crate::broker::store::options::render_configured;
 use crate::broker::store::queues::{self, Configure, ConfigureOutcome};
 use crate::broker::time::now_us;
 use serde_json::{json, Map, Value};
@@ -59,7 +61,7 @@ pub async fn configure(ctx: &Ctx, body: &[u8]) -> Reply {
         .write(move |conn| queues::configure(conn, c))
         .await
     {
-        Ok(ConfigureOutcome::Done(q)) => Reply::json(200, &queues::render_configured(&q)),
+        Ok(ConfigureOutcome::Done(q)) => Reply::json(200, &render_configured(&q)),
         Ok(ConfigureOutcome::Invalid((msg, opt))) => {
             Reply::json(400, &json!({"error": msg, "invalid": opt}))
         }
@@ -106,7 +108,7 @@ pub async fn depth(ctx: &Ctx, name: &str, group: Option<&str>) -> Reply {
             let Some(q) = queues::find_queue(conn, &n)? else {
                 return Ok(None);
             };
-            Ok(Some(queues::depth(conn, q.id, g.as_deref(), now_us())?))
+            Ok(Some(depth_of(conn, q.id, g.as_deref(), now_us())?))
         })
         .await;
     let d = match res {

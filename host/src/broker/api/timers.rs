@@ -173,6 +173,27 @@ pub fn parse_ops(list: &[Value]) -> Result<Vec<TimerOp>, TimerError> {
             });
         }
         let flag = |k: &str| matches!(o.get(k), Some(Value::Bool(true)));
+        if flag("payloadZstd") {
+            match timers::unzstd(&payload, MAX_PAYLOAD) {
+                Ok(_) => {}
+                Err(e) if e.starts_with("decompressed payload is larger") => {
+                    return Err(TimerError {
+                        status: 413,
+                        code: "payload_too_large",
+                        reason: "timers_payload_too_large",
+                        detail: at(&e),
+                    })
+                }
+                Err(e) => {
+                    return Err(TimerError::bad(
+                        "timers_bad_request",
+                        at(&format!(
+                            "QTIMER payloadZstd is set but the payload is not zstd: {e}"
+                        )),
+                    ))
+                }
+            }
+        }
         out.push(TimerOp::Schedule(Schedule {
             op: op.to_string(),
             queue,

@@ -1,11 +1,12 @@
 //! `POST /api/v1/transaction` (§5): parsing into one `TxnReq`; the store runs it atomically.
 
 use super::ack::{group_of, item as ack_item};
-use super::push::parse_items;
+use super::push::parse_push_op;
 use super::reply::Reply;
 use super::Ctx;
 use crate::broker::store::txn::{self, TxnOp, TxnReq};
 use crate::broker::time::{now_us, uuid_v7};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 fn refuse(status: u16, reason: &str, error: impl Into<String>) -> Reply {
@@ -16,7 +17,14 @@ fn refuse(status: u16, reason: &str, error: impl Into<String>) -> Reply {
     )
 }
 
-fn parse(v: &Value) -> Result<TxnReq, Reply> {
+#[derive(serde::Deserialize)]
+struct RawOps<'a> {
+    #[serde(borrow, default)]
+    operations: Vec<&'a RawValue>,
+}
+
+/// `v` is the parsed body; `body` the same bytes, re-read raw so push payloads stay verbatim.
+fn parse(v: &Value, body: &[u8]) -> Result<TxnReq, Reply> {
     let Some(ops) = v.get("operations").and_then(Value::as_array) else {
         return Err(refuse(
             400,
@@ -24,18 +32,17 @@ fn parse(v: &Value) -> Result<TxnReq, Reply> {
             "transaction requires an operations array",
         ));
     };
+    let raw: RawOps<'_> = serde_json::from_slice(body)
+        .map_err(|e| refuse(400, "bad_request", format!("bad body: {e}")))?;
     let mut out = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         match op.get("type").and_then(Value::as_str) {
             Some("push") => {
-                // `items`, or the flat one-item form.
-                let text = match op.get("items") {
-                    Some(Value::Array(_)) => op["items"].to_string(),
-                    _ => Value::Array(vec![op.clone()]).to_string(),
-                };
-                let items = parse_items(&text, true).map_err(|e| {
-                    refuse(400, "bad_request", format!("bad body: operation {i}: {e}"))
-                })?;
+                let text = raw.operations.get(i).map(|r| r.get()).unwrap_or("{}");
+                let items = parse_push_op(text, op.get("items").is_some_and(Value::is_array), true)
+                    .map_err(|e| {
+                        refuse(400, "bad_request", format!("bad body: operation {i}: {e}"))
+                    })?;
                 out.push(TxnOp::Push(items));
             }
             Some("ack") => out.push(TxnOp::Ack(ack_item(op, &group_of(op)))),
@@ -58,7 +65,7 @@ fn parse(v: &Value) -> Result<TxnReq, Reply> {
     };
     let kv = match v.get("kv") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => super::kv::parse_ops(a, true).map_err(|e| {
+        Some(Value::Array(a)) => super::kv_parse::parse_ops(a, true).map_err(|e| {
             let reason = if e.status == 413 {
                 "payload_too_large"
             } else {
@@ -101,7 +108,7 @@ pub async fn transaction(ctx: &Ctx, body: &[u8]) -> Reply {
         Ok(v) => v,
         Err(e) => return refuse(400, "bad_request", format!("bad body: {e}")),
     };
-    let req = match parse(&v) {
+    let req = match parse(&v, body) {
         Ok(r) => r,
         Err(r) => return r,
     };

@@ -2,6 +2,7 @@
 
 use super::queues::{find_queue_by_id, partition_by_uuid};
 use super::SResult;
+use crate::broker::time::secs_us;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub const E_LEASE: &str = "invalid or expired lease";
@@ -404,7 +405,7 @@ pub fn extend(
     seconds: i64,
     now: i64,
 ) -> SResult<(i64, Option<i64>)> {
-    let target = now + seconds.max(1) * 1_000_000;
+    let target = now.saturating_add(secs_us(seconds.max(1)));
     let n = conn
         .prepare_cached(
             "UPDATE cursors SET lease_expires_at = MAX(lease_expires_at, ?1)

@@ -2,6 +2,7 @@
 //! preconditions, TTLs (an expired row is invisible before it is pruned), byte-ordered
 //! prefix pages. Ops arrive validated (see `api::kv`); this file only applies them.
 
+use super::kv_read::{get_many, get_prefix};
 use super::SResult;
 use crate::broker::time::iso_us;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -95,14 +96,14 @@ pub struct KvAbort {
     pub value: Value,
 }
 
-struct Row {
-    value: String,
-    version: i64,
-    expires_at: Option<i64>,
-    updated_at: i64,
+pub(super) struct Row {
+    pub(super) value: String,
+    pub(super) version: i64,
+    pub(super) expires_at: Option<i64>,
+    pub(super) updated_at: i64,
 }
 
-fn load(conn: &Connection, ns: &str, key: &str, now: i64) -> SResult<Option<Row>> {
+pub(super) fn load(conn: &Connection, ns: &str, key: &str, now: i64) -> SResult<Option<Row>> {
     let mut st = conn.prepare_cached(
         "SELECT value, version, expires_at, updated_at FROM kv
           WHERE ns = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)",
@@ -119,7 +120,7 @@ fn load(conn: &Connection, ns: &str, key: &str, now: i64) -> SResult<Option<Row>
         .optional()?)
 }
 
-fn parse(text: &str) -> Value {
+pub(super) fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
@@ -161,7 +162,7 @@ fn expiry_at(e: &Expiry, now: i64) -> Option<i64> {
     }
 }
 
-fn row_json(key: &str, r: &Row, with_value: bool) -> Value {
+pub(super) fn row_json(key: &str, r: &Row, with_value: bool) -> Value {
     let mut m = Map::new();
     m.insert("key".into(), json!(key));
     if with_value {
@@ -377,90 +378,23 @@ pub fn apply(conn: &Connection, ops: &[KvOp], now: i64) -> SResult<Result<Vec<Va
                     Err(a) => return Ok(Err(a)),
                 }
             }
-            KvOp::GetMany { ns, keys } => {
-                let mut rows = Vec::new();
-                let mut missing = Vec::new();
-                let mut truncated = false;
-                let mut sorted: Vec<&String> = keys.iter().collect();
-                sorted.sort();
-                sorted.dedup();
-                let mut found: Vec<(String, Row)> = Vec::new();
-                for k in &sorted {
-                    if let Some(r) = load(conn, ns, k, now)? {
-                        found.push((k.to_string(), r));
-                    }
-                }
-                for (k, r) in &found {
-                    if budget == 0 {
-                        truncated = true;
-                        break;
-                    }
-                    budget = budget.saturating_sub(r.value.len());
-                    rows.push(row_json(k, r, true));
-                }
-                if !truncated {
-                    for k in keys {
-                        if !found.iter().any(|(f, _)| f == k) && !missing.contains(&json!(k)) {
-                            missing.push(json!(k));
-                        }
-                    }
-                }
-                json!({"rows": rows, "missing": missing, "truncated": truncated})
-            }
+            KvOp::GetMany { ns, keys } => get_many(conn, ns, keys, now, &mut budget)?,
             KvOp::GetPrefix {
                 ns,
                 prefix,
                 after,
                 limit,
                 keys_only,
-            } => {
-                let start = match after {
-                    Some(a) if a.as_str() >= prefix.as_str() => a.clone(),
-                    _ => prefix.clone(),
-                };
-                let strict = after
-                    .as_ref()
-                    .is_some_and(|a| a.as_str() >= prefix.as_str());
-                let mut st = conn.prepare_cached(
-                    "SELECT key, value, version, expires_at, updated_at FROM kv
-                      WHERE ns = ?1 AND key >= ?2 AND (expires_at IS NULL OR expires_at > ?3)
-                      ORDER BY key",
-                )?;
-                let mut q = st.query(params![ns, start, now])?;
-                let mut rows = Vec::new();
-                let mut truncated = false;
-                let mut last: Option<String> = None;
-                while let Some(r) = q.next()? {
-                    let k: String = r.get(0)?;
-                    if strict && Some(&k) == after.as_ref() {
-                        continue;
-                    }
-                    if !k.starts_with(prefix.as_str()) {
-                        break;
-                    }
-                    if rows.len() as i64 >= *limit || (!keys_only && budget == 0) {
-                        truncated = true;
-                        break;
-                    }
-                    let row = Row {
-                        value: r.get(1)?,
-                        version: r.get(2)?,
-                        expires_at: r.get(3)?,
-                        updated_at: r.get(4)?,
-                    };
-                    if !keys_only {
-                        budget = budget.saturating_sub(row.value.len());
-                    }
-                    rows.push(row_json(&k, &row, !keys_only));
-                    last = Some(k);
-                }
-                let next = if truncated {
-                    last.map(Value::String).unwrap_or(Value::Null)
-                } else {
-                    Value::Null
-                };
-                json!({"rows": rows, "truncated": truncated, "nextAfter": next})
-            }
+            } => get_prefix(
+                conn,
+                ns,
+                prefix,
+                after.as_deref(),
+                *limit,
+                *keys_only,
+                now,
+                &mut budget,
+            )?,
         };
         results[i] = r;
     }

@@ -2,7 +2,7 @@
 
 use super::queues::{ensure_partition, ensure_queue, PartitionRow, QueueRow};
 use super::SResult;
-use crate::broker::time::uuid_v7;
+use crate::broker::time::{secs_us, uuid_v7};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 
@@ -111,7 +111,7 @@ pub fn append(
         };
         let window = q.opts().dedup_window;
         if explicit_txn && window > 0 && !matches!(mode, Mode::Fire) {
-            let since = now - window * 1_000_000;
+            let since = now.saturating_sub(secs_us(window));
             let hit: Option<(String, i64)> = probe
                 .query_row(params![p.id, txn, since], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?;

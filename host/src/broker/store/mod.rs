@@ -5,8 +5,11 @@
 //! never touch SQLite: they send a closure and await a oneshot.
 
 pub mod ack;
+pub mod depth;
 pub mod kv;
+pub mod kv_read;
 pub mod messages;
+pub mod options;
 pub mod pop;
 pub mod queues;
 pub mod retention;

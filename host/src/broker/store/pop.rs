@@ -5,7 +5,7 @@ use super::queues::{
     ensure_queue, find_partition, find_queue, partition_by_id, PartitionRow, QUEUE_MODE,
 };
 use super::SResult;
-use crate::broker::time::uuid_v7;
+use crate::broker::time::{secs_us, uuid_v7};
 use rusqlite::{params, Connection, OptionalExtension};
 
 #[derive(Clone, Debug)]
@@ -179,14 +179,14 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
         if matches!(cur.lease_expires_at, Some(exp) if exp >= now) {
             continue;
         }
-        if opts.window_buffer > 0 && now - p.last_push_at < opts.window_buffer * 1_000_000 {
+        if opts.window_buffer > 0 && now - p.last_push_at < secs_us(opts.window_buffer) {
             continue;
         }
         let start = (cur.committed + 1).max(p.log_start);
         if start > p.last_offset {
             continue;
         }
-        let visible_before = now - opts.delayed_processing.max(0) * 1_000_000;
+        let visible_before = now.saturating_sub(secs_us(opts.delayed_processing.max(0)));
         let mut msgs = Vec::new();
         let rows = take.query_map(params![p.id, start, remaining], |r| {
             Ok(Popped {
@@ -231,7 +231,7 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
             )?
             .execute(params![
                 lease_id,
-                now + lease_s * 1_000_000,
+                now.saturating_add(secs_us(lease_s)),
                 last,
                 first,
                 attempt,

@@ -3,8 +3,9 @@
 //! go. `createdAt` is monotone per partition, so what goes is always a prefix of the log and
 //! retention only moves `log_start`; offsets are never reused.
 
-use super::queues::QueueOpts;
+use super::options::QueueOpts;
 use super::SResult;
+use crate::broker::time::secs_us;
 use rusqlite::{params, Connection};
 use serde_json::{Map, Value};
 
@@ -41,7 +42,7 @@ pub fn sweep(conn: &Connection, now: i64, max_deletes: i64) -> SResult<i64> {
                     conn,
                     pid,
                     start,
-                    now - o.retention_seconds * 1_000_000,
+                    now.saturating_sub(secs_us(o.retention_seconds)),
                     i64::MAX,
                     budget,
                 )?);
@@ -51,7 +52,7 @@ pub fn sweep(conn: &Connection, now: i64, max_deletes: i64) -> SResult<i64> {
                     .prepare_cached("SELECT MIN(committed) FROM cursors WHERE partition_id = ?1")?
                     .query_row([pid], |r| r.get(0))?;
                 if let Some(c) = slowest {
-                    let cutoff = now - o.completed_retention_seconds * 1_000_000;
+                    let cutoff = now.saturating_sub(secs_us(o.completed_retention_seconds));
                     bound = bound.max(prefix_older_than(conn, pid, start, cutoff, c, budget)?);
                 }
             }

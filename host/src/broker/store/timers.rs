@@ -8,6 +8,9 @@ use base64::Engine;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
+/// Largest payload a timer may deliver (`QUEEN_TIMERS_MAX_PAYLOAD_BYTES`).
+pub const MAX_DECODED: usize = 1024 * 1024;
+
 #[derive(Clone, Debug)]
 pub struct Schedule {
     pub op: String,
@@ -95,6 +98,20 @@ pub fn cancel(conn: &Connection, queue: &str, key: &str, txn: Option<&str>) -> S
     })
 }
 
+/// Decompresses a `payloadZstd` payload, refusing anything that inflates past `max` bytes.
+pub fn unzstd(bytes: &[u8], max: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let dec = ruzstd::decoding::StreamingDecoder::new(bytes).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    dec.take(max as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
+    if out.len() > max {
+        return Err(format!("decompressed payload is larger than {max} bytes"));
+    }
+    Ok(out)
+}
+
 /// The delivered payload must be one JSON document: bytes that are not become a JSON string.
 fn payload_text(bytes: &[u8]) -> String {
     if let Ok(s) = std::str::from_utf8(bytes) {
@@ -108,9 +125,10 @@ fn payload_text(bytes: &[u8]) -> String {
 
 /// Fires up to `max` due timers in due order; returns the queues that received messages.
 pub fn fire_due(conn: &Connection, now: i64, max: i64) -> SResult<Vec<String>> {
-    let due: Vec<(String, String, String, String, String, Vec<u8>)> = conn
+    type Due = (String, String, String, String, String, Vec<u8>, bool);
+    let due: Vec<Due> = conn
         .prepare_cached(
-            "SELECT queue, timer_key, partition, txn, message_id, payload FROM timers
+            "SELECT queue, timer_key, partition, txn, message_id, payload, payload_zstd FROM timers
               WHERE deliver_at <= ?1 ORDER BY deliver_at, queue, timer_key LIMIT ?2",
         )?
         .query_map(params![now, max], |r| {
@@ -121,11 +139,18 @@ pub fn fire_due(conn: &Connection, now: i64, max: i64) -> SResult<Vec<String>> {
                 r.get(3)?,
                 r.get(4)?,
                 r.get(5)?,
+                r.get(6)?,
             ))
         })?
         .collect::<Result<_, _>>()?;
     let mut queues = Vec::new();
-    for (queue, key, partition, txn, message_id, payload) in due {
+    for (queue, key, partition, txn, message_id, mut payload, zstd) in due {
+        if zstd {
+            // Validated at schedule time; should it still fail, the stored bytes are delivered.
+            if let Ok(plain) = unzstd(&payload, MAX_DECODED) {
+                payload = plain;
+            }
+        }
         conn.prepare_cached("DELETE FROM timers WHERE queue = ?1 AND timer_key = ?2")?
             .execute(params![queue, key])?;
         let item = PushItem {

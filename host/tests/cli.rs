@@ -1,0 +1,63 @@
+//! The host binary: bad configuration is refused at start with one line naming what
+//! to set; bad flags are refused with usage.
+
+use std::process::Command;
+
+fn host() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_queen-sqs-host"));
+    // A configuration that is complete except for what each case breaks.
+    cmd.env_clear()
+        .env("QUEEN_URL", "http://127.0.0.1:1")
+        .env("QUEEN_SQS_AUTH", "off")
+        .env("QUEEN_SQS_HANDLE_SECRET", "0123456789abcdef0123");
+    cmd
+}
+
+#[test]
+fn each_bad_variable_is_refused_with_one_line_naming_it() {
+    let cases = [
+        ("QUEEN_SQS_DEFAULT_PARTITIONS", "0"),
+        ("QUEEN_SQS_AUTH", "sometimes"),
+        ("QUEEN_SQS_HANDLE_SECRET", "short"),
+        ("QUEEN_URL", "ftp://nowhere"),
+        ("QUEEN_SQS_ACCOUNT_ID", "abc"),
+    ];
+    for (name, value) in cases {
+        let out = host()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env(name, value)
+            .output()
+            .expect("run host");
+        assert!(!out.status.success(), "{name}={value} was accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{name}: {stderr}");
+        assert!(lines[0].contains(name), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn credentials_are_required_when_sigv4_is_on_and_a_default_is_announced() {
+    // With SigV4 on and no credentials the host falls back to the development pair and says so.
+    let mut cmd = host();
+    cmd.env_remove("QUEEN_SQS_AUTH")
+        .env("QUEEN_SQS_CREDENTIALS", "no-secret-here");
+    let out = cmd
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .output()
+        .expect("run host");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("QUEEN_SQS_CREDENTIALS"));
+}
+
+#[test]
+fn bad_flags_are_refused_with_usage() {
+    let out = host()
+        .args(["serve", "--listen", "not-an-address"])
+        .output()
+        .expect("run host");
+    assert_eq!(out.status.code(), Some(2));
+    let out = host().args(["frobnicate"]).output().expect("run host");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("usage"));
+}

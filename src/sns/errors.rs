@@ -1,0 +1,63 @@
+//! SNS's spellings of the errors its actions answer, and broker failures in SNS's dialect.
+
+use crate::queen::QueenError;
+use crate::wire::{ApiError, ErrorCode};
+
+/// `InvalidParameter` with AWS's `Invalid parameter: ...` prefix.
+pub fn invalid(what: impl AsRef<str>) -> ApiError {
+    ApiError::new(
+        ErrorCode::InvalidParameter,
+        format!("Invalid parameter: {}", what.as_ref()),
+    )
+}
+
+/// `Invalid parameter: <name> Reason: <reason>`.
+pub fn invalid_because(name: &str, reason: impl AsRef<str>) -> ApiError {
+    invalid(format!("{name} Reason: {}", reason.as_ref()))
+}
+
+pub fn topic_not_found() -> ApiError {
+    ApiError::new(ErrorCode::NotFound, "Topic does not exist")
+}
+
+pub fn subscription_not_found() -> ApiError {
+    ApiError::new(ErrorCode::NotFound, "Subscription does not exist")
+}
+
+pub fn resource_not_found() -> ApiError {
+    ApiError::new(ErrorCode::ResourceNotFound, "Resource does not exist")
+}
+
+/// A broker failure as SNS would answer it: throttling is `Throttled` (on every SDK's
+/// throttling list), an unreachable broker `ServiceUnavailable`, anything else SNS's
+/// `InternalError`.
+pub fn broker(e: QueenError) -> ApiError {
+    match e {
+        QueenError::Throttled { .. } => ApiError::new(ErrorCode::Throttled, "Rate exceeded"),
+        QueenError::Unavailable(_) => ApiError::new(
+            ErrorCode::ServiceUnavailable,
+            "The request has failed due to a temporary failure of the server.",
+        ),
+        QueenError::Failed { .. } | QueenError::BadAnswer(_) => internal(),
+    }
+}
+
+pub fn internal() -> ApiError {
+    ApiError::new(
+        ErrorCode::SnsInternalError,
+        "The request processing has failed because of an unknown error, exception or failure.",
+    )
+}
+
+/// The SQS-flavoured codes a shared helper may answer, in SNS's dialect (the dispatch
+/// applies this to every SNS answer, so nothing SQS-shaped leaks through).
+pub fn sns_flavour(e: ApiError) -> ApiError {
+    match e.code {
+        ErrorCode::RequestThrottled => ApiError::new(ErrorCode::Throttled, e.message),
+        ErrorCode::InternalError => ApiError::new(ErrorCode::SnsInternalError, e.message),
+        ErrorCode::InvalidParameterValue | ErrorCode::MissingParameter => {
+            ApiError::new(ErrorCode::InvalidParameter, e.message)
+        }
+        _ => e,
+    }
+}

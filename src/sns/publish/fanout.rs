@@ -1,0 +1,199 @@
+//! The fan-out: who a topic delivers to, and one transaction per published message
+//! carrying one push per matched subscription, so it commits whole or not at all.
+
+use super::message::Entry;
+use super::notification::Notification;
+use crate::http::Transport;
+use crate::model::{Attrs, Envelope};
+use crate::queen::{KvOp, Transaction, TxnOutcome};
+use crate::service::Ctx;
+use crate::sns::arn::topic_arn;
+use crate::sns::errors::{broker, internal, topic_not_found};
+use crate::sns::filter::FilterPolicy;
+use crate::sns::records::{
+    decode, dedup_key, subs_prefix, topic_key, SubRecord, TopicRecord, MAX_SUBS_PER_TOPIC,
+};
+use crate::sns::sub_attrs;
+use crate::sqs::lanes::{message_key, push_item};
+use crate::sqs::registry::{self, QueueRecord};
+use crate::wire::ApiError;
+use serde_json::json;
+
+/// SNS FIFO deduplicates for five minutes.
+const DEDUP_WINDOW_S: u64 = 300;
+
+/// A subscription whose queue exists, with its policy compiled.
+pub struct Target {
+    pub sub: SubRecord,
+    pub queue: QueueRecord,
+    pub policy: Option<FilterPolicy>,
+}
+
+/// Reads the topic and its deliverable subscriptions: one KV call for the topic and the
+/// first page of subscriptions, one for their queues. A subscription whose queue is gone
+/// is left out (a publish is not refused for it).
+pub async fn targets<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+) -> Result<(TopicRecord, Vec<Target>), ApiError> {
+    let prefix = subs_prefix(topic);
+    let first = ctx
+        .queen
+        .kv_results(vec![
+            KvOp::get(topic_key(topic)),
+            KvOp::get_prefix(prefix.clone(), None, 1000),
+        ])
+        .await
+        .map_err(broker)?;
+    let record = first
+        .first()
+        .and_then(|r| r.row())
+        .and_then(decode::<TopicRecord>)
+        .ok_or_else(topic_not_found)?
+        .record;
+    let mut rows = first.get(1).map(|r| r.rows.clone()).unwrap_or_default();
+    let mut page = first.get(1).filter(|r| r.truncated).map(|r| {
+        r.next_after
+            .clone()
+            .or_else(|| r.rows.last().map(|x| x.key.clone()))
+    });
+    while let Some(Some(after)) = page {
+        if rows.len() >= MAX_SUBS_PER_TOPIC {
+            break;
+        }
+        let (more, next) = ctx
+            .queen
+            .kv_prefix(&prefix, Some(after), 1000)
+            .await
+            .map_err(broker)?;
+        rows.extend(more);
+        page = next.map(Some);
+    }
+    let subs: Vec<SubRecord> = rows
+        .into_iter()
+        .filter_map(decode::<SubRecord>)
+        .map(|v| v.record)
+        .collect();
+    if subs.is_empty() {
+        return Ok((record, Vec::new()));
+    }
+    let mut keys: Vec<String> = subs.iter().map(|s| registry::key(&s.queue)).collect();
+    keys.sort();
+    keys.dedup();
+    let mut queues = std::collections::BTreeMap::new();
+    for chunk in keys.chunks(1000) {
+        let r = ctx
+            .queen
+            .kv_results(vec![KvOp::get_many(chunk.to_vec())])
+            .await
+            .map_err(broker)?;
+        for row in r.into_iter().flat_map(|r| r.rows) {
+            if let Ok(q) = serde_json::from_value::<QueueRecord>(row.value) {
+                queues.insert(q.name.clone(), q);
+            }
+        }
+    }
+    let targets = subs
+        .into_iter()
+        .filter_map(|sub| {
+            let queue = queues.get(&sub.queue)?.clone();
+            // A policy that no longer compiles matches nothing rather than everything.
+            let policy = match sub_attrs::policy(&sub.attributes) {
+                Ok(p) => p,
+                Err(_) => return None,
+            };
+            Some(Target { sub, queue, policy })
+        })
+        .collect();
+    Ok((record, targets))
+}
+
+/// What a publish came to.
+pub enum Outcome {
+    Delivered,
+    /// A repeat inside the deduplication window: nothing written, answered as a success.
+    Duplicate,
+}
+
+/// Delivers one entry. `index` distinguishes the entries of one request.
+pub async fn deliver<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &TopicRecord,
+    targets: &[Target],
+    entry: &Entry,
+    message_id: &str,
+    index: usize,
+) -> Result<Outcome, ApiError> {
+    let filter_attrs = entry.filter_attrs();
+    let arn = topic_arn(ctx.cfg, &topic.name);
+    let signature_version = topic.attr("SignatureVersion").unwrap_or("1");
+    let notification = Notification {
+        message_id,
+        topic_arn: &arn,
+        subject: entry.subject.as_deref(),
+        message: &entry.message,
+        now_ms: ctx.now_ms,
+        signature_version,
+        attrs: &entry.attrs,
+    }
+    .to_json();
+    let key = message_key(ctx.request_id, index);
+    let mut txn = Transaction::default();
+    for t in targets {
+        if let Some(p) = &t.policy {
+            if !p.matches(&filter_attrs, &entry.message) {
+                continue;
+            }
+        }
+        let envelope = if t.sub.raw() {
+            Envelope {
+                body: entry.message.clone(),
+                attrs: entry.attrs.clone(),
+                ..Envelope::default()
+            }
+        } else {
+            Envelope {
+                body: notification.clone(),
+                attrs: Attrs::new(),
+                ..Envelope::default()
+            }
+        };
+        txn.pushes.push(push_item(
+            &t.queue,
+            envelope.to_json(),
+            entry.group.as_deref(),
+            entry.dedup.as_deref(),
+            &key,
+        ));
+    }
+    // A FIFO topic deduplicates at the topic, whoever is subscribed (a standard queue
+    // subscriber has no window of its own, and a topic may have no subscriber at all);
+    // the FIFO pushes carry the id as their transactionId as well.
+    if let (true, Some(dedup)) = (topic.fifo, &entry.dedup) {
+        let scope = match (&entry.group, topic.dedup_per_group()) {
+            (Some(g), true) => format!("{g}\n{dedup}"),
+            _ => dedup.clone(),
+        };
+        txn.kv.push(
+            KvOp::put_ttl(
+                dedup_key(&topic.name, &scope),
+                json!(message_id),
+                DEDUP_WINDOW_S,
+                Some(0),
+            )
+            .required(),
+        );
+    }
+    if txn.pushes.is_empty() && txn.kv.is_empty() {
+        return Ok(Outcome::Delivered);
+    }
+    match ctx.queen.transaction(&txn).await.map_err(broker)? {
+        TxnOutcome::Committed(_) => Ok(Outcome::Delivered),
+        TxnOutcome::RolledBack { reason, .. }
+            if reason == "duplicate" || reason == "kv_precondition" =>
+        {
+            Ok(Outcome::Duplicate)
+        }
+        TxnOutcome::RolledBack { .. } => Err(internal()),
+    }
+}

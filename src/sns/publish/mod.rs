@@ -1,0 +1,154 @@
+//! `Publish` and `PublishBatch`: read the topic and its subscriptions, evaluate filter
+//! policies, then one transaction per message with one push per matched subscription.
+//!
+//! MessageIds are minted here (UUID form, from the request id and the entry's index):
+//! the broker mints one id per push and a fan-out has N of them.
+//!
+//! A repeated `MessageDeduplicationId` inside the window delivers nothing and answers a
+//! NEW MessageId (the contract's unsettled entry, kept: the original's id is not stored
+//! anywhere a rolled-back transaction can read it back from). No `SequenceNumber` is
+//! answered: a transaction's push echoes carry no offset.
+
+mod fanout;
+mod message;
+mod notification;
+
+pub use notification::iso8601_ms;
+
+use super::arn::mint_uuid;
+use super::errors::{invalid, invalid_because};
+use super::input::Params;
+use super::topics::topic_param;
+use crate::http::Transport;
+use crate::service::Ctx;
+use crate::wire::{ApiError, ErrorCode};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+const MAX_BATCH: usize = 10;
+const MAX_ENTRY_ID: usize = 80;
+
+/// SNS publishes to topics only here: an endpoint ARN or a phone number has nothing to
+/// deliver to.
+fn refuse_other_targets(p: &Params<'_>) -> Result<(), ApiError> {
+    if p.get("TargetArn").is_some() {
+        return Err(invalid_because(
+            "TargetArn",
+            "this endpoint publishes to topics only: platform endpoints are not supported, use TopicArn",
+        ));
+    }
+    if p.get("PhoneNumber").is_some() {
+        return Err(invalid_because(
+            "PhoneNumber",
+            "this endpoint does not send SMS, use TopicArn",
+        ));
+    }
+    Ok(())
+}
+
+fn message_id(ctx_request_id: &str, index: usize) -> String {
+    mint_uuid(&format!("{ctx_request_id}/message/{index}"))
+}
+
+pub async fn publish<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
+    refuse_other_targets(&p)?;
+    if p.get("TopicArn").is_none() {
+        return Err(invalid(
+            "TopicArn or TargetArn Reason: no value for required parameter",
+        ));
+    }
+    let topic = topic_param(ctx.cfg, &p)?;
+    let (record, targets) = fanout::targets(ctx, topic).await?;
+    let entry = message::prepare(&record, &p)?;
+    let id = message_id(ctx.request_id, 0);
+    fanout::deliver(ctx, &record, &targets, &entry, &id, 0).await?;
+    Ok(json!({"MessageId": id}))
+}
+
+fn valid_entry_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_ENTRY_ID
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+pub async fn publish_batch<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    p: Params<'_>,
+) -> Result<Value, ApiError> {
+    let topic = topic_param(ctx.cfg, &p)?;
+    let entries: &[Value] = match p.get("PublishBatchRequestEntries") {
+        None => &[],
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(invalid("PublishBatchRequestEntries")),
+    };
+    if entries.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::SnsEmptyBatchRequest,
+            "The batch request doesn't contain any entries",
+        ));
+    }
+    if entries.len() > MAX_BATCH {
+        return Err(ApiError::new(
+            ErrorCode::SnsTooManyEntriesInBatchRequest,
+            format!("The batch request contains more entries than permissible ({MAX_BATCH})"),
+        ));
+    }
+    let mut ids = BTreeSet::new();
+    let mut total = 0;
+    for e in entries {
+        let id = e.get("Id").and_then(Value::as_str).unwrap_or("");
+        if !valid_entry_id(id) {
+            return Err(ApiError::new(
+                ErrorCode::SnsInvalidBatchEntryId,
+                "The Id of a batch entry in a batch request doesn't abide by the specification",
+            ));
+        }
+        if !ids.insert(id) {
+            return Err(ApiError::new(
+                ErrorCode::SnsBatchEntryIdsNotDistinct,
+                "Two or more batch entries in the request have the same Id",
+            ));
+        }
+        total += message::raw_size(&Params(e));
+    }
+    if total > message::MAX_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::SnsBatchRequestTooLong,
+            format!(
+                "The length of all the messages put together is more than the limit of {} bytes",
+                message::MAX_BYTES
+            ),
+        ));
+    }
+    let (record, targets) = fanout::targets(ctx, topic).await?;
+    let mut successful = Vec::new();
+    let mut failed = Vec::new();
+    // In order, one transaction each: a FIFO group's entries land in the order given.
+    for (i, e) in entries.iter().enumerate() {
+        let entry_id = e.get("Id").and_then(Value::as_str).unwrap_or("");
+        let result = match message::prepare(&record, &Params(e)) {
+            Ok(entry) => {
+                let mid = message_id(ctx.request_id, i);
+                fanout::deliver(ctx, &record, &targets, &entry, &mid, i)
+                    .await
+                    .map(|_| mid)
+            }
+            Err(err) => Err(err),
+        };
+        match result {
+            Ok(mid) => successful.push(json!({"Id": entry_id, "MessageId": mid})),
+            Err(err) => {
+                let err = super::errors::sns_flavour(err);
+                failed.push(json!({
+                    "Id": entry_id,
+                    "Code": err.code.batch_entry_code(),
+                    "Message": err.message,
+                    "SenderFault": err.code.is_sender_fault(),
+                }))
+            }
+        }
+    }
+    Ok(json!({"Successful": successful, "Failed": failed}))
+}

@@ -1,0 +1,263 @@
+//! `Subscribe` and the rest of a subscription's life. v0 subscribes SQS queues of this
+//! account and nothing else; every subscription is confirmed when it is created.
+
+use super::arn::{mint_uuid, subscription_arn, subscription_from_arn, topic_arn};
+use super::errors::{broker, invalid, invalid_because, subscription_not_found};
+use super::input::Params;
+use super::paging;
+use super::records::{
+    decode, delete_sub_ops, endpoint_key, load_sub, sub_key, subs_prefix, to_value, topic_key,
+    SubRecord, Versioned, SUB_PREFIX,
+};
+use super::sub_attrs;
+use super::tags::CAS_ATTEMPTS;
+use super::topics::{require, topic_param};
+use crate::http::Transport;
+use crate::queen::{KvOp, KvOutcome};
+use crate::service::Ctx;
+use crate::sqs::naming::name_from_arn;
+use crate::sqs::registry::{self, QueueRecord};
+use crate::wire::{ApiError, ErrorCode};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Every protocol SNS defines; all but `sqs` are refused by name.
+const SNS_PROTOCOLS: &[&str] = &[
+    "http",
+    "https",
+    "email",
+    "email-json",
+    "sms",
+    "sqs",
+    "application",
+    "lambda",
+    "firehose",
+];
+
+fn contended() -> ApiError {
+    ApiError::new(
+        ErrorCode::ConcurrentAccess,
+        "Can't perform multiple operations on a subscription simultaneously. Perform the operations sequentially.",
+    )
+}
+
+/// A `SubscriptionArn` parameter: malformed or foreign is `InvalidParameter`.
+fn sub_param<'a>(
+    cfg: &crate::config::Config,
+    p: &Params<'a>,
+) -> Result<(&'a str, &'a str), ApiError> {
+    let arn = p.str("SubscriptionArn")?;
+    subscription_from_arn(cfg, arn).ok_or_else(|| invalid("SubscriptionArn"))
+}
+
+pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
+    let topic = topic_param(ctx.cfg, &p)?;
+    let protocol = p.str("Protocol")?;
+    if protocol != "sqs" {
+        return Err(if SNS_PROTOCOLS.contains(&protocol) {
+            invalid_because(
+                "Protocol",
+                format!("the {protocol} protocol is not supported by this endpoint: only sqs subscriptions are"),
+            )
+        } else {
+            invalid(format!(
+                "Amazon SNS does not support this protocol string: {protocol}"
+            ))
+        });
+    }
+    let endpoint = p.opt_str("Endpoint")?.unwrap_or("");
+    let queue = name_from_arn(ctx.cfg, endpoint).ok_or_else(|| invalid("SQS endpoint ARN"))?;
+
+    let mut supplied = BTreeMap::new();
+    let attrs = p.str_map("Attributes")?;
+    // The scope first, so the policy is compiled under the scope it will run in.
+    for (k, v) in attrs.iter().filter(|(k, _)| *k == "FilterPolicyScope") {
+        sub_attrs::apply(&mut supplied, k, v, "Attributes")?;
+    }
+    for (k, v) in attrs.iter().filter(|(k, _)| *k != "FilterPolicyScope") {
+        sub_attrs::apply(&mut supplied, k, v, "Attributes")?;
+    }
+    sub_attrs::policy(&supplied)?;
+
+    for _ in 0..CAS_ATTEMPTS {
+        let t = require(ctx, topic).await?;
+        let q = load_queue(ctx, queue).await?.ok_or_else(|| {
+            invalid_because("Endpoint", format!("the queue {endpoint} does not exist"))
+        })?;
+        if q.fifo && !t.record.fifo {
+            // AWS invents a group id here; refusing says why instead of doing it silently.
+            return Err(invalid_because(
+                "Endpoint",
+                "a standard topic cannot deliver to a FIFO queue here: it has no MessageGroupId to give its messages",
+            ));
+        }
+        let index = endpoint_key(topic, protocol, endpoint);
+        if let Some(row) = ctx.queen.kv_get(&index).await.map_err(broker)? {
+            if let Some(id) = row.value.as_str() {
+                if let Some(existing) = load_sub(ctx, topic, id).await? {
+                    if !sub_attrs::matches(&existing.record.attributes, &supplied) {
+                        return Err(invalid_because(
+                            "Attributes",
+                            "Subscription already exists with different attributes",
+                        ));
+                    }
+                    let arn = subscription_arn(ctx.cfg, topic, id);
+                    return Ok(json!({"SubscriptionArn": arn}));
+                }
+            }
+        }
+        let id = mint_uuid(&format!("{}/subscription", ctx.request_id));
+        let record = SubRecord {
+            id: id.clone(),
+            topic: topic.to_string(),
+            protocol: protocol.to_string(),
+            endpoint: endpoint.to_string(),
+            queue: queue.to_string(),
+            attributes: supplied.clone(),
+            created: ctx.now_s(),
+        };
+        // Rewriting the topic under its version fences a concurrent DeleteTopic: either
+        // this lands first and the delete's walk sees it, or the delete wins and this fails.
+        let ops = vec![
+            KvOp::put(topic_key(topic), to_value(&t.record), Some(t.version)).required(),
+            KvOp::put(sub_key(topic, &id), to_value(&record), Some(0)).required(),
+            KvOp::put(index, json!(id), Some(0)).required(),
+        ];
+        if let KvOutcome::Done(_) = ctx.queen.kv(ops).await.map_err(broker)? {
+            let arn = subscription_arn(ctx.cfg, topic, &id);
+            return Ok(json!({"SubscriptionArn": arn}));
+        }
+    }
+    Err(contended())
+}
+
+/// The registry record of a queue, answered in SNS's error dialect.
+pub async fn load_queue<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    name: &str,
+) -> Result<Option<QueueRecord>, ApiError> {
+    let row = ctx
+        .queen
+        .kv_get(&registry::key(name))
+        .await
+        .map_err(broker)?;
+    Ok(row.and_then(|r| serde_json::from_value(r.value).ok()))
+}
+
+/// Removes the subscription record; the queue is untouched. An ARN of ours that names
+/// no subscription is a success: the end state the caller asked for already holds.
+pub async fn unsubscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
+    let (topic, id) = sub_param(ctx.cfg, &p)?;
+    if let Some(s) = load_sub(ctx, topic, id).await? {
+        ctx.queen
+            .kv_results(delete_sub_ops(&s.record))
+            .await
+            .map_err(broker)?;
+    }
+    Ok(json!({}))
+}
+
+/// Never succeeds: no token is ever minted here, because every subscription this
+/// endpoint creates is a same-account SQS queue, which AWS confirms at `Subscribe`.
+pub async fn confirm_subscription<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    p: Params<'_>,
+) -> Result<Value, ApiError> {
+    topic_param(ctx.cfg, &p)?;
+    p.str("Token")?;
+    Err(invalid_because(
+        "Token",
+        "no confirmation token is ever issued by this endpoint: its subscriptions are same-account SQS queues, confirmed when they are created",
+    ))
+}
+
+fn listing(ctx_cfg: &crate::config::Config, s: &SubRecord) -> Value {
+    json!({
+        "SubscriptionArn": subscription_arn(ctx_cfg, &s.topic, &s.id),
+        "Owner": ctx_cfg.account_id,
+        "Protocol": s.protocol,
+        "Endpoint": s.endpoint,
+        "TopicArn": topic_arn(ctx_cfg, &s.topic),
+    })
+}
+
+async fn list_under<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    prefix: &str,
+    token: Option<&str>,
+) -> Result<Value, ApiError> {
+    let (rows, next) = paging::page(ctx, prefix, token).await?;
+    let subs: Vec<Value> = rows
+        .into_iter()
+        .filter_map(decode::<SubRecord>)
+        .map(|s| listing(ctx.cfg, &s.record))
+        .collect();
+    let mut out = json!({"Subscriptions": subs});
+    if let Some(n) = next {
+        out["NextToken"] = json!(n);
+    }
+    Ok(out)
+}
+
+pub async fn list_subscriptions<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    p: Params<'_>,
+) -> Result<Value, ApiError> {
+    list_under(ctx, SUB_PREFIX, p.opt_str("NextToken")?).await
+}
+
+/// An unknown topic is `NotFound`, never an empty list.
+pub async fn list_subscriptions_by_topic<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    p: Params<'_>,
+) -> Result<Value, ApiError> {
+    let topic = topic_param(ctx.cfg, &p)?;
+    require(ctx, topic).await?;
+    list_under(ctx, &subs_prefix(topic), p.opt_str("NextToken")?).await
+}
+
+async fn require_sub<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+    id: &str,
+) -> Result<Versioned<SubRecord>, ApiError> {
+    load_sub(ctx, topic, id)
+        .await?
+        .ok_or_else(subscription_not_found)
+}
+
+pub async fn get_subscription_attributes<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    p: Params<'_>,
+) -> Result<Value, ApiError> {
+    let (topic, id) = sub_param(ctx.cfg, &p)?;
+    let s = require_sub(ctx, topic, id).await?;
+    Ok(json!({"Attributes": sub_attrs::report(ctx.cfg, &s.record)}))
+}
+
+pub async fn set_subscription_attributes<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    p: Params<'_>,
+) -> Result<Value, ApiError> {
+    let (topic, id) = sub_param(ctx.cfg, &p)?;
+    let name = p.str("AttributeName")?;
+    let value = p.opt_str("AttributeValue")?.unwrap_or("");
+    for _ in 0..CAS_ATTEMPTS {
+        let stored = require_sub(ctx, topic, id).await?;
+        let mut record = stored.record.clone();
+        sub_attrs::apply(&mut record.attributes, name, value, "AttributeName")?;
+        // A new scope re-validates the policy already there, and a new policy runs
+        // under the scope already there.
+        sub_attrs::policy(&record.attributes)?;
+        if record == stored.record {
+            return Ok(json!({}));
+        }
+        let op = KvOp::put(sub_key(topic, id), to_value(&record), Some(stored.version));
+        if let KvOutcome::Done(r) = ctx.queen.kv(vec![op]).await.map_err(broker)? {
+            if r.first().is_some_and(|r| r.applied()) {
+                return Ok(json!({}));
+            }
+        }
+    }
+    Err(contended())
+}
