@@ -1,0 +1,157 @@
+//! queen-sqs benchmarks. `queen-sqs-bench SCENARIO... [--sqs URL] [--queen URL] [--secs S]
+//! [--runs N] [--clients N] [--json FILE]`; scenarios: send batch drain rtt overhead backlog all.
+//! Prints one markdown table per scenario (median and min–max over the runs) and appends
+//! every raw run as JSON lines to `--json`.
+
+mod cpu;
+mod load;
+mod native;
+mod scenarios;
+mod sdk;
+mod stats;
+
+use anyhow::{bail, Context, Result};
+use scenarios::{Env, Named};
+use serde_json::json;
+use stats::Spread;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+struct Opts {
+    scenarios: Vec<String>,
+    sqs: String,
+    queen: String,
+    secs: f64,
+    runs: usize,
+    clients: usize,
+    json: Option<String>,
+    host_pid: Option<u32>,
+}
+
+fn parse() -> Result<Opts> {
+    let mut o = Opts {
+        scenarios: vec![],
+        sqs: "http://127.0.0.1:19400".into(),
+        queen: "http://127.0.0.1:19401".into(),
+        secs: 10.0,
+        runs: 3,
+        clients: 16,
+        json: None,
+        host_pid: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut val = || it.next().with_context(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--sqs" => o.sqs = val()?,
+            "--queen" => o.queen = val()?,
+            "--secs" => o.secs = val()?.parse()?,
+            "--runs" => o.runs = val()?.parse()?,
+            "--clients" => o.clients = val()?.parse()?,
+            "--json" => o.json = Some(val()?),
+            "--host-pid" => o.host_pid = Some(val()?.parse()?),
+            s if s.starts_with("--") => bail!("unknown flag {s}"),
+            s => o.scenarios.push(s.to_string()),
+        }
+    }
+    if o.scenarios.is_empty() || o.scenarios.iter().any(|s| s == "all") {
+        o.scenarios = ["send", "batch", "drain", "rtt", "overhead", "backlog"]
+            .map(String::from)
+            .to_vec();
+    }
+    Ok(o)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+async fn one(env: &Env, scenario: &str, run: usize) -> Result<Named> {
+    match scenario {
+        "send" => scenarios::send(env, run, false).await,
+        "batch" => scenarios::send(env, run, true).await,
+        "drain" => scenarios::drain(env, run, 5_000, 1).await,
+        "drain0" => scenarios::drain(env, run, 5_000, 0).await,
+        "rtt" => scenarios::round_trip(env, run, 1_000).await,
+        "overhead" => scenarios::overhead(env, run).await,
+        "backlog" => scenarios::backlog(env, 3).await,
+        s => bail!("unknown scenario {s}"),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let o = parse()?;
+    if let Some(p) = o.host_pid {
+        cpu::set_host_pid(p);
+    }
+    let env = Env {
+        sqs: sdk::client(&o.sqs).await,
+        queen: native::Queen::new(&o.queen),
+        secs: o.secs,
+        clients: o.clients,
+        tag: format!("{:x}", std::process::id()),
+    };
+    let mut sink = match &o.json {
+        Some(p) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)?,
+        ),
+        None => None,
+    };
+    for scenario in &o.scenarios {
+        // The backlog scenario repeats inside itself (one fill to 10^6 is enough).
+        let runs = if scenario == "backlog" { 1 } else { o.runs };
+        let mut by_metric: BTreeMap<String, (usize, Vec<stats::RunResult>)> = BTreeMap::new();
+        let mut loads = Vec::new();
+        for run in 0..runs {
+            let before = load_average();
+            let named = one(&env, scenario, run).await?;
+            loads.push(before.clone());
+            for (i, (metric, r)) in named.into_iter().enumerate() {
+                eprintln!(
+                    "[{scenario} run {run}] {metric}: {:.0}/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
+                    r.rate(), r.pct_ms(50.0), r.pct_ms(99.0), r.errors
+                );
+                if let Some(f) = sink.as_mut() {
+                    let line = json!({"scenario": scenario, "run": run, "metric": metric,
+                                      "loadavg": before, "clients": o.clients, "result": r.to_json()});
+                    writeln!(f, "{line}")?;
+                }
+                let e = by_metric.entry(metric).or_insert((i, vec![]));
+                e.1.push(r);
+            }
+        }
+        let mut rows: Vec<_> = by_metric.into_iter().collect();
+        rows.sort_by_key(|(_, (i, _))| *i);
+        println!(
+            "\n### {scenario} ({runs} run(s), load average before each: {})\n",
+            loads.join(" / ")
+        );
+        println!("| measurement | n | rate /s median (min–max) | p50 ms | p99 ms | CPU µs/item client / host | errors |");
+        println!("|---|---|---|---|---|---|---|");
+        for (metric, (_, rs)) in rows {
+            let rate = Spread::of(&rs.iter().map(|r| r.rate()).collect::<Vec<_>>());
+            let p50 = Spread::of(&rs.iter().map(|r| r.pct_ms(50.0)).collect::<Vec<_>>());
+            let p99 = Spread::of(&rs.iter().map(|r| r.pct_ms(99.0)).collect::<Vec<_>>());
+            let errors: u64 = rs.iter().map(|r| r.errors).sum();
+            let cc = Spread::of(&rs.iter().map(|r| r.cpu_us_per_item().0).collect::<Vec<_>>());
+            let hc = Spread::of(&rs.iter().map(|r| r.cpu_us_per_item().1).collect::<Vec<_>>());
+            println!(
+                "| {metric} | {} | {} | {} | {} | {:.0} / {:.0} | {errors} |",
+                rs.len(),
+                rate.show(0),
+                p50.show(2),
+                p99.show(2),
+                cc.median,
+                hc.median
+            );
+        }
+        std::io::stdout().flush()?;
+    }
+    Ok(())
+}

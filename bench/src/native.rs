@@ -1,0 +1,139 @@
+//! The native side: Queen's HTTP API called directly on the same broker with a keep-alive
+//! hyper client, the calls the facade itself makes for send / receive / delete.
+
+use anyhow::{ensure, Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+
+#[derive(Clone)]
+pub struct Queen {
+    http: Client<HttpConnector, Full<Bytes>>,
+    base: String,
+}
+
+/// A popped message with what its ack needs.
+pub struct Claimed {
+    pub transaction_id: Value,
+    pub partition_id: Value,
+    pub lease_id: Value,
+}
+
+impl Queen {
+    pub fn new(base: &str) -> Queen {
+        Queen {
+            http: Client::builder(TokioExecutor::new()).build_http(),
+            base: base.trim_end_matches('/').to_string(),
+        }
+    }
+
+    async fn call(&self, method: &str, path: &str, body: Option<String>) -> Result<(u16, Value)> {
+        let req = hyper::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))?;
+        let resp = self.http.request(req).await.context("broker request")?;
+        let status = resp.status().as_u16();
+        let bytes = resp.into_body().collect().await?.to_bytes();
+        let v = if bytes.iter().all(u8::is_ascii_whitespace) {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).context("broker answer is not JSON")?
+        };
+        Ok((status, v))
+    }
+
+    /// Pushes SQS-envelope payloads (`{"b": body}`, what SendMessage stores) spread over
+    /// lanes `0..lanes`, `first..first+count`, in one call.
+    pub async fn push_envelopes(
+        &self,
+        queue: &str,
+        lanes: u64,
+        first: u64,
+        count: u64,
+    ) -> Result<u64> {
+        let items: Vec<Value> = (first..first + count)
+            .map(|n| {
+                json!({"queue": queue, "partition": (n % lanes).to_string(),
+                       "payload": {"b": crate::sdk::body(n)}})
+            })
+            .collect();
+        let (s, v) = self
+            .call(
+                "POST",
+                "/api/v1/push",
+                Some(json!({ "items": items }).to_string()),
+            )
+            .await?;
+        ensure!(s == 201 || s == 200, "push answered {s}");
+        let n = v.as_array().map(|a| a.len()).unwrap_or(0) as u64;
+        ensure!(n == count, "push of {count} answered {n} results");
+        Ok(n)
+    }
+
+    /// Fills `count` messages in pushes of `per_call`.
+    pub async fn fill(
+        &self,
+        queue: &str,
+        lanes: u64,
+        first: u64,
+        count: u64,
+        per_call: u64,
+    ) -> Result<()> {
+        let mut n = first;
+        while n < first + count {
+            let k = per_call.min(first + count - n);
+            self.push_envelopes(queue, lanes, n, k).await?;
+            n += k;
+        }
+        Ok(())
+    }
+
+    /// One KV read, as the facade reads a queue's registry record.
+    pub async fn kv_get(&self, key: &str) -> Result<()> {
+        let body = json!({"operations": [{"op": "get", "ns": "qs", "key": key}]});
+        let (s, v) = self
+            .call("POST", "/api/v1/kv", Some(body.to_string()))
+            .await?;
+        ensure!(s == 200, "kv answered {s}: {v}");
+        Ok(())
+    }
+
+    /// Wildcard pop of one message, no wait, the lease the facade would ask for.
+    pub async fn pop_one(&self, queue: &str) -> Result<Option<Claimed>> {
+        let path =
+            format!("/api/v1/pop/queue/{queue}?batch=1&partitions=1&wait=false&leaseSeconds=30");
+        let (s, v) = self.call("GET", &path, None).await?;
+        if s == 204 || v.is_null() {
+            return Ok(None);
+        }
+        ensure!(s == 200, "pop answered {s}: {v}");
+        let Some(m) = v["messages"].get(0) else {
+            return Ok(None);
+        };
+        let lease = if m["leaseId"].is_null() {
+            v["leaseId"].clone()
+        } else {
+            m["leaseId"].clone()
+        };
+        Ok(Some(Claimed {
+            transaction_id: m["transactionId"].clone(),
+            partition_id: m["partitionId"].clone(),
+            lease_id: lease,
+        }))
+    }
+
+    pub async fn ack(&self, c: &Claimed) -> Result<()> {
+        let body = json!({"transactionId": c.transaction_id, "partitionId": c.partition_id,
+                          "leaseId": c.lease_id, "status": "completed"});
+        let (s, v) = self
+            .call("POST", "/api/v1/ack", Some(body.to_string()))
+            .await?;
+        let item = v.get(0).unwrap_or(&v);
+        ensure!(s == 200 && item["success"] == true, "ack answered {s}: {v}");
+        Ok(())
+    }
+}
