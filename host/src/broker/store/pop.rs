@@ -123,6 +123,12 @@ fn candidates(conn: &Connection, queue_id: i64, group: &str, now: i64) -> SResul
     Ok(ids)
 }
 
+/// The partitions a pop may claim from: ids still to read (wildcard) or the one row (pinned).
+enum Candidates<P> {
+    Ids(Vec<i64>),
+    Rows(Vec<P>),
+}
+
 pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
     let lease_id = uuid_v7();
     let mut out = PopOut {
@@ -134,14 +140,10 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
         None => {
             // A wildcard pop of an unknown name creates the queue row so a group can subscribe.
             let q = ensure_queue(conn, &req.queue)?;
+            // Partition rows are read lazily below: a pop usually claims the first
+            // candidate, and reading all of them made a wide queue's pop cost its width.
             let ids = candidates(conn, q.id, &req.group, now)?;
-            let mut parts = Vec::with_capacity(ids.len());
-            for id in ids {
-                if let Some(p) = partition_by_id(conn, id)? {
-                    parts.push(p);
-                }
-            }
-            (q, parts)
+            (q, Candidates::Ids(ids))
         }
         Some(name) => {
             let Some(q) = find_queue(conn, &req.queue)? else {
@@ -150,7 +152,7 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
             let Some(p) = find_partition(conn, q.id, name)? else {
                 return Ok(out);
             };
-            (q, vec![p])
+            (q, Candidates::Rows(vec![p]))
         }
     };
     let opts = queue.opts();
@@ -166,12 +168,17 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
         "SELECT id, txn, trace_id, payload, created_at, offset FROM messages
           WHERE partition_id = ?1 AND offset >= ?2 ORDER BY offset LIMIT ?3",
     )?;
+    let parts: Box<dyn Iterator<Item = SResult<Option<_>>>> = match parts {
+        Candidates::Rows(rows) => Box::new(rows.into_iter().map(|p| Ok(Some(p)))),
+        Candidates::Ids(ids) => Box::new(ids.into_iter().map(|id| partition_by_id(conn, id))),
+    };
     for p in parts {
         if remaining <= 0
             || (req.max_partitions > 0 && out.claims.len() as i64 >= req.max_partitions)
         {
             break;
         }
+        let Some(p) = p? else { continue };
         let cur = match load_cursor(conn, p.id, &req.group)? {
             Some(c) => c,
             None => seed_cursor(conn, &p, &req.group, &req.seed)?,
