@@ -1,6 +1,10 @@
-//! `ReceiveMessage`: up to `MaxNumberOfMessages` pops of ONE message each, issued
-//! concurrently. Claim width one is what makes every later verb (delete, visibility)
-//! exact; the price is that a standard queue has at most one message in flight per lane.
+//! `ReceiveMessage`: on a standard queue, up to `MaxNumberOfMessages` pops of ONE message
+//! each, issued concurrently. Claim width one is what makes every later verb (delete,
+//! visibility) exact; the price is that a standard queue has at most one message in flight
+//! per lane. On a FIFO queue, sequential pops each claim a RUN of one group (batch = the
+//! budget left) under one lease, as SQS hands out several messages of a group at once;
+//! `ApproximateReceiveCount` is then the claim's, and `claims` keeps what the later verbs
+//! need to treat a claim as one gesture.
 //!
 //! - Standard and FIFO queues both pop wildcard: on a FIFO queue a lane is a message
 //!   group, and the broker skips a lane with a live lease, which is exactly SQS's "a
