@@ -163,12 +163,24 @@ impl<T: Transport> Queen<'_, T> {
         partition: Option<&str>,
         opts: PopOptions,
     ) -> Result<Option<Popped>> {
+        self.pop_run(queue, partition, opts, 1).await
+    }
+
+    /// Claims a run of up to `batch` messages of ONE lane (`partitions=1`), all under one
+    /// lease: a FIFO claim. `batch` 0 is read as 1.
+    pub async fn pop_run(
+        &self,
+        queue: &str,
+        partition: Option<&str>,
+        opts: PopOptions,
+        batch: u32,
+    ) -> Result<Option<Popped>> {
         let mut path = format!("/api/v1/pop/queue/{}", encode_segment(queue));
         if let Some(p) = partition {
             path.push_str("/partition/");
             path.push_str(&encode_segment(p));
         }
-        path.push_str("?batch=1&partitions=1");
+        path.push_str(&format!("?batch={}&partitions=1", batch.max(1)));
         let mut timeout = CALL_TIMEOUT_MS;
         match opts.wait_ms {
             Some(ms) if ms > 0 => {

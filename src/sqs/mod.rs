@@ -3,6 +3,7 @@
 
 pub mod attributes;
 pub mod batch;
+pub mod claims;
 pub mod input;
 pub mod lanes;
 pub mod message_attrs;

@@ -1,6 +1,10 @@
-//! `ReceiveMessage`: up to `MaxNumberOfMessages` pops of ONE message each, issued
-//! concurrently. Claim width one is what makes every later verb (delete, visibility)
-//! exact; the price is that a standard queue has at most one message in flight per lane.
+//! `ReceiveMessage`: on a standard queue, up to `MaxNumberOfMessages` pops of ONE message
+//! each, issued concurrently. Claim width one is what makes every later verb (delete,
+//! visibility) exact; the price is that a standard queue has at most one message in flight
+//! per lane. On a FIFO queue, sequential pops each claim a RUN of one group (batch = the
+//! budget left) under one lease, as SQS hands out several messages of a group at once;
+//! `ApproximateReceiveCount` is then the claim's, and `claims` keeps what the later verbs
+//! need to treat a claim as one gesture.
 //!
 //! - Standard and FIFO queues both pop wildcard: on a FIFO queue a lane is a message
 //!   group, and the broker skips a lane with a live lease, which is exactly SQS's "a
@@ -19,7 +23,9 @@
 //!   receive may answer fewer messages than were claimable, or none after a long poll
 //!   whose one find was moved; SQS itself promises no more than "up to".
 
+use super::claims::{self, ClaimRecord};
 use super::input::Input;
+use super::lanes;
 use super::message_attrs::{select_message_attributes, SystemSelection};
 use super::naming;
 use super::redrive::{self, Moved};
@@ -29,7 +35,7 @@ use crate::http::Transport;
 use crate::model::{
     attrs_to_api, md5_of_body, md5_of_message_attributes, mint, Attrs, Envelope, ReceiptHandle,
 };
-use crate::queen::{Ack, PopOptions, Popped, PoppedMessage};
+use crate::queen::{Ack, PopOptions, Popped, PoppedMessage, PushItem, Transaction, TxnOutcome};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use futures_util::future::join_all;
@@ -81,6 +87,22 @@ pub async fn receive_message<T: Transport>(
     } else {
         visibility as u64
     };
+    if q.fifo {
+        let view = View {
+            q,
+            selection: &selection,
+            user_names: &user_names,
+        };
+        return receive_fifo(
+            ctx,
+            &view,
+            max as usize,
+            wait as u64,
+            lease,
+            visibility == 0,
+        )
+        .await;
+    }
     let popped = pop_many(ctx, &q.name, max as usize, wait as u64, lease).await?;
 
     let mut dlq: Option<Option<QueueRecord>> = None;
@@ -144,6 +166,263 @@ pub async fn receive_message<T: Transport>(
         return Ok(json!({}));
     }
     Ok(json!({ "Messages": out }))
+}
+
+/// What a receive renders with.
+struct View<'a> {
+    q: &'a QueueRecord,
+    selection: &'a SystemSelection,
+    user_names: &'a [&'a str],
+}
+
+/// A FIFO receive: sequential claims, each a run of ONE group under one lease, until `max`
+/// messages are claimed or nothing more is claimable (see `claims` for the records).
+async fn receive_fifo<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    v: &View<'_>,
+    max: usize,
+    wait_s: u64,
+    lease_s: u64,
+    release: bool,
+) -> Result<Value, ApiError> {
+    let q = v.q;
+    let mut popped: Vec<Popped> = Vec::new();
+    let mut claimed = 0;
+    while claimed < max {
+        let wait_ms = (popped.is_empty() && wait_s > 0).then_some(wait_s * 1000);
+        let opts = PopOptions {
+            wait_ms,
+            lease_seconds: Some(lease_s),
+        };
+        let r = ctx
+            .queen
+            .pop_run(&q.name, None, opts, (max - claimed) as u32)
+            .await;
+        match r {
+            Ok(Some(p)) => {
+                claimed += p.messages.len();
+                popped.push(p);
+            }
+            Ok(None) => break,
+            // Claims already made are answered; only a receive with none reports it.
+            Err(e) if popped.is_empty() => return Err(e.into()),
+            Err(_) => break,
+        }
+    }
+    if popped.is_empty() {
+        return Ok(json!({}));
+    }
+    let mut partitions: Vec<String> = Vec::new();
+    for p in &popped {
+        if let Some(m) = p.messages.first() {
+            if !partitions.contains(&m.partition_id) {
+                partitions.push(m.partition_id.clone());
+            }
+        }
+    }
+    let sets = claims::deleted_sets(ctx, &q.name, &partitions).await?;
+    let set_of = |pid: &str| -> &[String] {
+        partitions
+            .iter()
+            .position(|p| p == pid)
+            .and_then(|i| sets.get(i))
+            .map_or(&[], Vec::as_slice)
+    };
+
+    let mut dlq: Option<Option<QueueRecord>> = None;
+    let mut through: Vec<Ack> = Vec::new();
+    let mut forgotten: Vec<(String, Vec<String>)> = Vec::new();
+    let mut releases: Vec<Ack> = Vec::new();
+    let mut records: Vec<(String, ClaimRecord)> = Vec::new();
+    let mut out = Vec::new();
+    for p in &popped {
+        let Some(head) = p.messages.first() else {
+            continue;
+        };
+        let lease_id = head.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
+        let pid = head.partition_id.clone();
+        let deleted = set_of(&pid);
+        // Messages already deleted by a client in an earlier claim of this run.
+        let lead = p
+            .messages
+            .iter()
+            .take_while(|m| deleted.contains(&m.id))
+            .count();
+        if lead > 0 {
+            let last = &p.messages[lead - 1];
+            through.push(claims::ack(
+                &last.transaction_id,
+                &pid,
+                &lease_id,
+                "completed",
+            ));
+            forgotten.push((
+                pid.clone(),
+                p.messages[..lead].iter().map(|m| m.id.clone()).collect(),
+            ));
+        }
+        let rest = &p.messages[lead..];
+        if rest.is_empty() {
+            continue;
+        }
+        let envelopes: Vec<Envelope> = rest
+            .iter()
+            .map(|m| Envelope::from_stored(&m.data))
+            .collect();
+        let counts: Vec<u32> = rest
+            .iter()
+            .zip(&envelopes)
+            .map(|(m, e)| m.delivery_attempt.unwrap_or(1) + redrive::carried_count(e))
+            .collect();
+        let claim_count = counts.iter().copied().max().unwrap_or(1);
+        if let Some((dlq_name, max_receives)) = q.redrive(ctx.cfg) {
+            if claim_count > max_receives {
+                if dlq.is_none() {
+                    dlq = Some(registry::load(ctx, &dlq_name).await?.map(|s| s.record));
+                }
+                if let Some(Some(target)) = &dlq {
+                    // Moved, lost, or failed (then the claim stays leased and comes back):
+                    // in every case none of it is answered.
+                    let _ = move_claim(
+                        ctx, q, rest, &envelopes, &counts, deleted, &lease_id, target,
+                    )
+                    .await;
+                    continue;
+                }
+            }
+        }
+        if release {
+            releases.push(claims::ack(
+                &rest[0].transaction_id,
+                &pid,
+                &lease_id,
+                "retry",
+            ));
+        } else if rest.len() > 1 {
+            let pre: Vec<String> = rest
+                .iter()
+                .filter(|m| deleted.contains(&m.id))
+                .map(|m| m.id.clone())
+                .collect();
+            records.push((
+                lease_id.clone(),
+                claims::new_record(
+                    &pid,
+                    rest.iter().map(|m| m.transaction_id.clone()).collect(),
+                    rest.iter().map(|m| m.id.clone()).collect(),
+                    pre,
+                    ctx.now_ms,
+                    lease_s,
+                ),
+            ));
+        }
+        for ((m, e), count) in rest.iter().zip(&envelopes).zip(&counts) {
+            if deleted.contains(&m.id) {
+                continue;
+            }
+            // The claim's attempt count, plus what a dead-lettered copy carries.
+            let shown =
+                head.delivery_attempt.unwrap_or(1) + (count - m.delivery_attempt.unwrap_or(1));
+            out.push(render(
+                ctx,
+                q,
+                m,
+                &lease_id,
+                e,
+                shown,
+                v.selection,
+                v.user_names,
+            ));
+        }
+    }
+    claims::write_new(ctx, &records).await?;
+    if !through.is_empty() {
+        // Best effort: an ack lost here redelivers a deleted message, which receive skips again.
+        let _ = ctx.queen.ack_batch(&through).await;
+        for (pid, ids) in &forgotten {
+            let _ = claims::update_deleted_set(ctx, &q.name, pid, &[], ids, q.retention_seconds())
+                .await;
+        }
+    }
+    if !releases.is_empty() {
+        let _ = ctx.queen.ack_batch(&releases).await;
+    }
+    if out.is_empty() {
+        return Ok(json!({}));
+    }
+    Ok(json!({ "Messages": out }))
+}
+
+/// Dead-letters a claim's messages (all but those the client already deleted) in ONE
+/// transaction: their pushes and the ack `completed` of the claim's last message.
+#[allow(clippy::too_many_arguments)]
+async fn move_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    rest: &[PoppedMessage],
+    envelopes: &[Envelope],
+    counts: &[u32],
+    deleted: &[String],
+    lease_id: &str,
+    dest: &QueueRecord,
+) -> Result<Moved, ApiError> {
+    let Some(last) = rest.last() else {
+        return Ok(Moved::Yes);
+    };
+    // First keyed by transaction id; on a dedup collision, once more by message id.
+    for by_id in [false, true] {
+        let mut pushes = Vec::new();
+        for ((m, e), count) in rest.iter().zip(envelopes).zip(counts) {
+            if deleted.contains(&m.id) {
+                continue;
+            }
+            let copy =
+                redrive::dead_letter_copy(e.clone(), &q.name, &m.id, count - 1, sent_ms(e, m));
+            let (partition, key) = if dest.fifo {
+                let key = if by_id {
+                    m.id.clone()
+                } else {
+                    m.transaction_id.clone()
+                };
+                (m.partition.clone(), key)
+            } else {
+                (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
+            };
+            pushes.push(PushItem {
+                queue: dest.name.clone(),
+                partition,
+                payload: copy.to_json(),
+                transaction_id: Some(key),
+            });
+        }
+        let txn = Transaction {
+            pushes,
+            acks: vec![claims::ack(
+                &last.transaction_id,
+                &last.partition_id,
+                lease_id,
+                "completed",
+            )],
+            kv: Vec::new(),
+        };
+        match ctx.queen.transaction(&txn).await? {
+            TxnOutcome::Committed(_) => return Ok(Moved::Yes),
+            TxnOutcome::RolledBack { reason, .. } if reason == "duplicate" && !by_id => continue,
+            TxnOutcome::RolledBack { reason, .. } if reason == "ack_rejected" => {
+                return Ok(Moved::LeaseLost)
+            }
+            TxnOutcome::RolledBack { reason, error } => {
+                return Err(ApiError::new(
+                    ErrorCode::InternalError,
+                    format!("Moving a claim failed ({reason}): {error}"),
+                ))
+            }
+        }
+    }
+    Err(ApiError::new(
+        ErrorCode::InternalError,
+        "Moving a claim was refused as a duplicate.",
+    ))
 }
 
 /// `n` single-message pops. With a wait, one long poll goes first and the rest follow

@@ -10,15 +10,12 @@
 //!   never shortens a lease, so a timeout SHORTER than what remains keeps the longer one;
 //!   only 0 makes a message visible before its lease ends.
 //!
-//! FIFO claim grouping and the out-of-order delete-set. The contract groups a FIFO batch's
-//! entries by claim and keeps deletes that arrive out of order in a KV delete-set. Both
-//! exist for claims holding SEVERAL messages of one group. Every pop this facade issues is
-//! `batch=1`, so every claim (lease) holds exactly one message: grouping by lease is the
-//! identity, no delete can be "out of order" inside a claim, and a delete-set would never
-//! hold anything. They are deliberately not built; should receives ever claim runs, this
-//! is where they belong.
+//! FIFO: the entries of one claim are one gesture. A batch's entries are grouped by lease
+//! first; a claim of several messages settles through its record (see `claims`): deletes
+//! ack the longest deleted prefix, a visibility change is one extension or one release.
 
 use super::batch;
+use super::claims::{self, Stored};
 use super::input::Input;
 use super::receive::visibility_param;
 use super::registry::{self, QueueRecord};
@@ -36,9 +33,110 @@ pub async fn delete_message<T: Transport>(
 ) -> Result<Value, ApiError> {
     let stored = registry::by_url(ctx, &input).await?;
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
+    if stored.record.fifo {
+        let mut r = delete_fifo(ctx, &stored.record, &[handle]).await?;
+        return r.pop().unwrap_or(Ok(())).map(|_| json!({}));
+    }
     let r = ctx.queen.ack(&ack(&handle, "completed")).await?;
     deleted(&r)?;
     Ok(json!({}))
+}
+
+/// Deletes on a FIFO queue, grouped by claim; one verdict per handle, in order.
+async fn delete_fifo<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    handles: &[ReceiptHandle],
+) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+    let mut leases: Vec<String> = Vec::new();
+    for h in handles {
+        if !leases.contains(&h.lease_id) {
+            leases.push(h.lease_id.clone());
+        }
+    }
+    let records = claims::load(ctx, &leases).await?;
+    let mut verdicts: Vec<Result<(), ApiError>> = handles.iter().map(|_| Ok(())).collect();
+    let mut direct: Vec<usize> = Vec::new();
+    for (lease, record) in leases.iter().zip(records) {
+        let members: Vec<usize> = (0..handles.len())
+            .filter(|&i| &handles[i].lease_id == lease)
+            .collect();
+        let Some(rec) = record else {
+            // A single-message claim (or one already settled): acked as ever.
+            direct.extend(members);
+            continue;
+        };
+        let (inside, outside): (Vec<usize>, Vec<usize>) = members
+            .into_iter()
+            .partition(|&i| rec.record.holds(&handles[i].message_id));
+        direct.extend(outside);
+        if inside.is_empty() {
+            continue;
+        }
+        let verdict = delete_in_claim(
+            ctx,
+            q,
+            lease,
+            rec,
+            &inside
+                .iter()
+                .map(|&i| handles[i].clone())
+                .collect::<Vec<_>>(),
+        )
+        .await;
+        for i in inside {
+            verdicts[i] = verdict.clone();
+        }
+    }
+    if !direct.is_empty() {
+        let acks: Vec<Ack> = direct
+            .iter()
+            .map(|&i| ack(&handles[i], "completed"))
+            .collect();
+        let answers = ctx.queen.ack_batch(&acks).await?;
+        for (i, r) in direct.into_iter().zip(answers) {
+            verdicts[i] = deleted(&r);
+        }
+    }
+    Ok(verdicts)
+}
+
+/// Deletes some of a recorded claim's messages: record them, ack the deleted prefix, keep
+/// the partition's delete-set in step.
+async fn delete_in_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    lease: &str,
+    rec: Stored,
+    handles: &[ReceiptHandle],
+) -> Result<(), ApiError> {
+    let pid = rec.record.partition_id.clone();
+    let ids: Vec<String> = handles.iter().map(|h| h.message_id.clone()).collect();
+    let Some(plan) = claims::record_deletes(ctx, lease, rec, &ids).await? else {
+        return Ok(());
+    };
+    if let Some(txn) = &plan.ack_txn {
+        let r = ctx
+            .queen
+            .ack(&claims::ack(txn, &pid, lease, "completed"))
+            .await?;
+        deleted(&r)?;
+    }
+    let added: Vec<String> = plan
+        .pending
+        .iter()
+        .filter(|id| ids.contains(id))
+        .cloned()
+        .collect();
+    claims::update_deleted_set(
+        ctx,
+        &q.name,
+        &pid,
+        &added,
+        &plan.covered,
+        q.retention_seconds(),
+    )
+    .await
 }
 
 /// One `POST /ack/batch` for every well-formed handle; each claim is its own lease, so
@@ -49,6 +147,33 @@ pub async fn delete_message_batch<T: Transport>(
 ) -> Result<Value, ApiError> {
     let stored = registry::by_url(ctx, &input).await?;
     let entries = batch::entries(&input, "DeleteMessageBatchRequestEntry")?;
+    if stored.record.fifo {
+        let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
+        let mut handles = Vec::new();
+        let mut slot_of = Vec::new();
+        for (id, e) in &entries {
+            match e
+                .str("ReceiptHandle")
+                .and_then(|h| open_handle(ctx, &stored.record, h))
+            {
+                Ok(h) => {
+                    slot_of.push(results.len());
+                    handles.push(h);
+                    results.push((id, Ok(json!({ "Id": id }))));
+                }
+                Err(err) => results.push((id, Err(err))),
+            }
+        }
+        if !handles.is_empty() {
+            let verdicts = delete_fifo(ctx, &stored.record, &handles).await?;
+            for (slot, v) in slot_of.into_iter().zip(verdicts) {
+                if let Err(e) = v {
+                    results[slot].1 = Err(e);
+                }
+            }
+        }
+        return Ok(batch::answer(results));
+    }
     let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
     let mut acks = Vec::new();
     let mut slot_of = Vec::new();
@@ -83,7 +208,11 @@ pub async fn change_message_visibility<T: Transport>(
     let stored = registry::by_url(ctx, &input).await?;
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
     let seconds = visibility_param(&input)?;
-    change(ctx, &handle, seconds).await?;
+    if stored.record.fifo {
+        change_claim(ctx, &handle, seconds).await?;
+    } else {
+        change(ctx, &handle, seconds).await?;
+    }
     Ok(json!({}))
 }
 
@@ -95,6 +224,9 @@ pub async fn change_message_visibility_batch<T: Transport>(
     let stored = registry::by_url(ctx, &input).await?;
     let q = &stored.record;
     let entries = batch::entries(&input, "ChangeMessageVisibilityBatchRequestEntry")?;
+    if q.fifo {
+        return change_batch_fifo(ctx, q, &entries).await;
+    }
     let outcomes = join_all(entries.iter().map(|(id, e)| async move {
         let handle = open_handle(ctx, q, e.str("ReceiptHandle")?)?;
         let seconds = visibility_param(e)?;
@@ -108,6 +240,65 @@ pub async fn change_message_visibility_batch<T: Transport>(
         .map(|((id, _), r)| (*id, r))
         .collect();
     Ok(batch::answer(results))
+}
+
+/// A FIFO batch grouped by (claim, timeout): one extension or one release per group,
+/// its verdict given to every entry of it. Groups run in entry order.
+async fn change_batch_fifo<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    entries: &[(&str, Input<'_>)],
+) -> Result<Value, ApiError> {
+    let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
+    let mut groups: Vec<(ReceiptHandle, u64, Vec<usize>)> = Vec::new();
+    for (id, e) in entries {
+        let opened = e
+            .str("ReceiptHandle")
+            .and_then(|h| open_handle(ctx, q, h))
+            .and_then(|h| visibility_param(e).map(|s| (h, s)));
+        match opened {
+            Ok((h, s)) => {
+                let slot = results.len();
+                results.push((id, Ok(json!({ "Id": id }))));
+                match groups
+                    .iter_mut()
+                    .find(|(g, gs, _)| g.lease_id == h.lease_id && *gs == s)
+                {
+                    Some((_, _, slots)) => slots.push(slot),
+                    None => groups.push((h, s, vec![slot])),
+                }
+            }
+            Err(err) => results.push((id, Err(err))),
+        }
+    }
+    for (h, s, slots) in groups {
+        let verdict = change_claim(ctx, &h, s).await;
+        for slot in slots {
+            if let Err(e) = &verdict {
+                results[slot].1 = Err(e.clone());
+            }
+        }
+    }
+    Ok(batch::answer(results))
+}
+
+/// A visibility change of a whole FIFO claim: the lease covers every message of it.
+async fn change_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    h: &ReceiptHandle,
+    seconds: u64,
+) -> Result<(), ApiError> {
+    let record = claims::load(ctx, std::slice::from_ref(&h.lease_id))
+        .await?
+        .pop()
+        .flatten();
+    change(ctx, h, seconds).await?;
+    match record {
+        Some(_) if seconds == 0 => claims::forget(ctx, &h.lease_id).await,
+        Some(r) => claims::refresh(ctx, &h.lease_id, &r, seconds).await,
+        None => {}
+    }
+    Ok(())
 }
 
 async fn change<T: Transport>(

@@ -1,0 +1,175 @@
+//! FIFO claims of several messages through the real host: one receive takes a run of a
+//! group, and deletes / visibility changes act on the claim as one gesture.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::Endpoint;
+
+async fn fifo(ep: &Endpoint, name: &str, visibility: u32) -> String {
+    ep.create_queue(
+        name,
+        json!({"FifoQueue": "true", "ContentBasedDeduplication": "true",
+               "VisibilityTimeout": visibility.to_string()}),
+    )
+    .await
+}
+
+async fn send(ep: &Endpoint, url: &str, group: &str, body: &str) {
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": group}),
+    )
+    .await;
+}
+
+async fn receive(ep: &Endpoint, url: &str) -> Vec<Value> {
+    let r = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "MaxNumberOfMessages": 10,
+                   "MessageSystemAttributeNames": ["All"]}),
+        )
+        .await;
+    r["Messages"].as_array().cloned().unwrap_or_default()
+}
+
+fn bodies(ms: &[Value]) -> Vec<String> {
+    ms.iter()
+        .map(|m| m["Body"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+fn count(m: &Value) -> &str {
+    m["Attributes"]["ApproximateReceiveCount"]
+        .as_str()
+        .unwrap_or("")
+}
+
+fn handle(m: &Value) -> String {
+    m["ReceiptHandle"].as_str().unwrap_or("").to_string()
+}
+
+async fn delete_batch(ep: &Endpoint, url: &str, ms: &[&Value]) -> Value {
+    let entries: Vec<Value> = ms
+        .iter()
+        .enumerate()
+        .map(|(i, m)| json!({"Id": format!("e{i}"), "ReceiptHandle": handle(m)}))
+        .collect();
+    ep.sqs_ok(
+        "DeleteMessageBatch",
+        json!({"QueueUrl": url, "Entries": entries}),
+    )
+    .await
+}
+
+fn all_ok(r: &Value, n: usize) {
+    assert_eq!(r["Successful"].as_array().map(Vec::len), Some(n), "{r}");
+    assert_eq!(r["Failed"].as_array().map(Vec::len), Some(0), "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_receive_takes_the_run_and_one_release_frees_it() {
+    let ep = Endpoint::start().await;
+    let url = fifo(&ep, "run.fifo", 30).await;
+    for b in ["m1", "m2", "m3", "m4"] {
+        send(&ep, &url, "g", b).await;
+    }
+    let got = receive(&ep, &url).await;
+    assert_eq!(bodies(&got), ["m1", "m2", "m3", "m4"]);
+    assert!(got.iter().all(|m| count(m) == "1"), "{got:?}");
+    let entries: Vec<Value> = got
+        .iter()
+        .enumerate()
+        .map(|(i, m)| json!({"Id": format!("v{i}"), "ReceiptHandle": handle(m), "VisibilityTimeout": 0}))
+        .collect();
+    let r = ep
+        .sqs_ok(
+            "ChangeMessageVisibilityBatch",
+            json!({"QueueUrl": url, "Entries": entries}),
+        )
+        .await;
+    all_ok(&r, 4);
+    let again = receive(&ep, &url).await;
+    assert_eq!(bodies(&again), ["m1", "m2", "m3", "m4"]);
+    assert!(again.iter().all(|m| count(m) == "2"), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_order_deletes_settle_the_whole_claim() {
+    let ep = Endpoint::start().await;
+    let url = fifo(&ep, "ooo.fifo", 30).await;
+    for b in ["m1", "m2", "m3", "m4"] {
+        send(&ep, &url, "g", b).await;
+    }
+    let got = receive(&ep, &url).await;
+    assert_eq!(bodies(&got), ["m1", "m2", "m3", "m4"]);
+    all_ok(&delete_batch(&ep, &url, &[&got[2], &got[1]]).await, 2);
+    // Nothing of the group is visible while the claim holds it.
+    assert!(receive(&ep, &url).await.is_empty());
+    all_ok(&delete_batch(&ep, &url, &[&got[0]]).await, 1);
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": handle(&got[3])}),
+    )
+    .await;
+    // The whole claim is gone and the group is not blocked.
+    assert!(receive(&ep, &url).await.is_empty());
+    send(&ep, &url, "g", "m5").await;
+    let next = receive(&ep, &url).await;
+    assert_eq!(bodies(&next), ["m5"]);
+    assert_eq!(count(&next[0]), "1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivered_claim_skips_what_was_deleted() {
+    let ep = Endpoint::start().await;
+    let url = fifo(&ep, "redeliver.fifo", 2).await;
+    for b in ["m1", "m2", "m3", "m4"] {
+        send(&ep, &url, "g", b).await;
+    }
+    let got = receive(&ep, &url).await;
+    assert_eq!(bodies(&got), ["m1", "m2", "m3", "m4"]);
+    all_ok(&delete_batch(&ep, &url, &[&got[1]]).await, 1);
+    tokio::time::sleep(std::time::Duration::from_millis(3200)).await;
+    let again = receive(&ep, &url).await;
+    assert_eq!(bodies(&again), ["m1", "m3", "m4"]);
+    // The redelivery settles normally: deleting it all empties the group.
+    all_ok(
+        &delete_batch(&ep, &url, &[&again[0], &again[1], &again[2]]).await,
+        3,
+    );
+    assert!(receive(&ep, &url).await.is_empty());
+    tokio::time::sleep(std::time::Duration::from_millis(3200)).await;
+    assert!(receive(&ep, &url).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_receive_spans_groups_each_in_order() {
+    let ep = Endpoint::start().await;
+    let url = fifo(&ep, "groups.fifo", 30).await;
+    for i in 1..=3 {
+        send(&ep, &url, "a", &format!("a{i}")).await;
+        send(&ep, &url, "b", &format!("b{i}")).await;
+    }
+    let got = receive(&ep, &url).await;
+    let all = bodies(&got);
+    assert_eq!(all.len(), 6, "{all:?}");
+    let a: Vec<&String> = all.iter().filter(|b| b.starts_with('a')).collect();
+    let b: Vec<&String> = all.iter().filter(|b| b.starts_with('b')).collect();
+    assert_eq!(a, ["a1", "a2", "a3"]);
+    assert_eq!(b, ["b1", "b2", "b3"]);
+    // A smaller maximum is honoured across claims.
+    let url2 = fifo(&ep, "groups2.fifo", 30).await;
+    for i in 1..=3 {
+        send(&ep, &url2, "a", &format!("a{i}")).await;
+        send(&ep, &url2, "b", &format!("b{i}")).await;
+    }
+    let r = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url2, "MaxNumberOfMessages": 4}),
+        )
+        .await;
+    assert_eq!(r["Messages"].as_array().map(Vec::len), Some(4), "{r}");
+}
