@@ -70,9 +70,30 @@ impl Endpoint {
         Endpoint::serve(env, broker, data_dir).await
     }
 
-    /// Serves the component with exactly `env`, in front of `broker`.
+    /// Serves the component with exactly `env`, in front of `broker` (reached in process).
     pub async fn serve(
         env: Vec<(String, String)>,
+        broker: Arc<RunningBroker>,
+        data_dir: PathBuf,
+    ) -> Endpoint {
+        let outgoing = Outgoing::new(Some(broker.clone()));
+        Endpoint::serve_with(env, outgoing, broker, data_dir).await
+    }
+
+    /// Serves the component with exactly `env`, reaching the broker only through
+    /// `QUEEN_URL` over loopback TCP, as a second replica would; `broker` is kept for
+    /// the test's own native calls.
+    pub async fn serve_remote(
+        env: Vec<(String, String)>,
+        broker: Arc<RunningBroker>,
+        data_dir: PathBuf,
+    ) -> Endpoint {
+        Endpoint::serve_with(env, Outgoing::new(None), broker, data_dir).await
+    }
+
+    async fn serve_with(
+        env: Vec<(String, String)>,
+        outgoing: Outgoing,
         broker: Arc<RunningBroker>,
         data_dir: PathBuf,
     ) -> Endpoint {
@@ -80,7 +101,7 @@ impl Endpoint {
             .await
             .expect("bind");
         let addr = listener.local_addr().unwrap();
-        let server = Server::new(loaded(), env, Outgoing::new(Some(broker.clone())));
+        let server = Server::new(loaded(), env, outgoing);
         let server = tokio::spawn(async move {
             let _ = serve::serve(listener, server).await;
         });

@@ -1,0 +1,249 @@
+//! Statelessness and broker trouble: two hosts in front of one broker behave as one,
+//! and a broker that is gone or throttling is answered the way SDKs retry, with no
+//! acknowledged message lost.
+
+mod support;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use queen_sqs_host::broker::{self, BrokerConfig};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use support::{fresh_dir, Endpoint, HANDLE_SECRET};
+
+fn replica_env(queen_url: &str) -> Vec<(String, String)> {
+    vec![
+        ("QUEEN_URL".into(), queen_url.into()),
+        ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+    ]
+}
+
+async fn receive(ep: &Endpoint, url: &str, max: u32) -> Vec<Value> {
+    let v = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "MaxNumberOfMessages": max, "WaitTimeSeconds": 1}),
+        )
+        .await;
+    v["Messages"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hosts_with_one_secret_in_front_of_one_broker_behave_as_one() {
+    // Host A runs the embedded broker; host B reaches it only through QUEEN_URL.
+    let a = Endpoint::start().await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{}", a.broker.addr)),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+
+    let url = a
+        .create_queue("shared-one", json!({"VisibilityTimeout": "30"}))
+        .await;
+    let via_b = b
+        .sqs_ok("GetQueueUrl", json!({"QueueName": "shared-one"}))
+        .await;
+    assert!(via_b["QueueUrl"]
+        .as_str()
+        .unwrap()
+        .ends_with("/000000000000/shared-one"));
+
+    let sent = a
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": "across replicas"}),
+        )
+        .await;
+    let got = receive(&b, &url, 1).await;
+    assert_eq!(got.len(), 1, "B did not see A's message");
+    assert_eq!(got[0]["MessageId"], sent["MessageId"]);
+    assert_eq!(got[0]["Body"], "across replicas");
+
+    // The handle minted by B deletes through A.
+    a.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": got[0]["ReceiptHandle"]}),
+    )
+    .await;
+    let attrs = b
+        .sqs_ok("GetQueueAttributes", json!({"QueueUrl": url, "AttributeNames": ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]}))
+        .await;
+    assert_eq!(attrs["Attributes"]["ApproximateNumberOfMessages"], "0");
+    assert_eq!(
+        attrs["Attributes"]["ApproximateNumberOfMessagesNotVisible"],
+        "0"
+    );
+    let v = a.sqs_ok("ReceiveMessage", json!({"QueueUrl": url})).await;
+    assert!(
+        v.get("Messages").is_none(),
+        "deleted message came back: {v}"
+    );
+
+    // A queue created through B is A's as well.
+    b.create_queue("shared-two", json!({})).await;
+    let listed = a
+        .sqs_ok("ListQueues", json!({"QueueNamePrefix": "shared-"}))
+        .await;
+    assert_eq!(
+        listed["QueueUrls"].as_array().map(Vec::len),
+        Some(2),
+        "{listed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_outage_is_service_unavailable_and_loses_no_acknowledged_message() {
+    let dir = fresh_dir("outage");
+    let addr: SocketAddr = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap()
+    };
+    let first = Arc::new(
+        broker::start(BrokerConfig {
+            listen: addr,
+            data_dir: dir.clone(),
+        })
+        .await
+        .unwrap(),
+    );
+    let ep = Endpoint::serve_remote(
+        replica_env(&format!("http://{addr}")),
+        first.clone(),
+        dir.clone(),
+    )
+    .await;
+    let url = ep
+        .create_queue("outage", json!({"VisibilityTimeout": "30"}))
+        .await;
+
+    let mut acknowledged = BTreeSet::new();
+    for i in 0..20 {
+        let v = ep
+            .sqs_ok(
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": format!("m{i}")}),
+            )
+            .await;
+        acknowledged.insert(v["MessageId"].as_str().unwrap().to_string());
+    }
+
+    (*first).clone().shutdown().await;
+    for (action, input) in [
+        (
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": "during the outage"}),
+        ),
+        ("ReceiveMessage", json!({"QueueUrl": url})),
+        (
+            "GetQueueAttributes",
+            json!({"QueueUrl": url, "AttributeNames": ["All"]}),
+        ),
+        ("CreateQueue", json!({"QueueName": "born-in-outage"})),
+    ] {
+        let (status, body) = ep.sqs(action, input).await;
+        assert_eq!(status, 503, "{action}: {body}");
+        assert!(
+            body["__type"]
+                .as_str()
+                .unwrap()
+                .ends_with("#ServiceUnavailable"),
+            "{action}: {body}"
+        );
+    }
+
+    // The broker comes back on the same database: every acknowledged message is there.
+    let second = broker::start(BrokerConfig {
+        listen: addr,
+        data_dir: dir.clone(),
+    })
+    .await
+    .unwrap();
+    let mut seen = BTreeSet::new();
+    for _ in 0..20 {
+        if seen.len() == acknowledged.len() {
+            break;
+        }
+        for m in receive(&ep, &url, 10).await {
+            seen.insert(m["MessageId"].as_str().unwrap().to_string());
+            ep.sqs_ok(
+                "DeleteMessage",
+                json!({"QueueUrl": url, "ReceiptHandle": m["ReceiptHandle"]}),
+            )
+            .await;
+        }
+    }
+    assert_eq!(seen, acknowledged);
+    // Nothing half-applied: the send refused during the outage did not land.
+    let v = ep.sqs_ok("ReceiveMessage", json!({"QueueUrl": url})).await;
+    assert!(v.get("Messages").is_none(), "{v}");
+    second.shutdown().await;
+}
+
+/// A stand-in for a rate-capping proxy in front of Queen: every call is a 429.
+async fn throttling_broker() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(|_req| async {
+                    let resp = hyper::Response::builder()
+                        .status(429)
+                        .header("retry-after", "1")
+                        .header("content-type", "application/json")
+                        .body(Full::new(Bytes::from_static(
+                            b"{\"error\":\"rate limited\",\"code\":\"rate_limited\"}",
+                        )))
+                        .unwrap();
+                    Ok::<_, std::convert::Infallible>(resp)
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttling_broker_is_request_throttled_never_over_limit() {
+    let proxy = throttling_broker().await;
+    let unused = Endpoint::start().await;
+    let ep = Endpoint::serve_remote(
+        replica_env(&format!("http://{proxy}")),
+        unused.broker.clone(),
+        unused.data_dir.clone(),
+    )
+    .await;
+
+    let (status, _, body) = ep
+        .raw(
+            "POST",
+            "/",
+            &[("x-amz-target", "AmazonSQS.SendMessage")],
+            json!({"QueueUrl": "http://x/000000000000/q", "MessageBody": "b"}).to_string(),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["__type"].as_str().unwrap().ends_with("#RequestThrottled"),
+        "{v}"
+    );
+
+    // SNS spells it its own way.
+    let (status, xml) = ep
+        .query("/", &[("Action", "ListTopics"), ("Version", "2010-03-31")])
+        .await;
+    assert_eq!(status, 429, "{xml}");
+    assert!(xml.contains("<Code>Throttled</Code>"), "{xml}");
+}
