@@ -224,6 +224,25 @@ pub async fn drain(ep: &Endpoint, queue: &str) -> Vec<Delivered> {
         if msgs.is_empty() {
             return out;
         }
+        // Settle what was claimed, so the next drain of the same lane is not blocked by a
+        // live lease (a later delivery may hash to the same lane).
+        let acks: Vec<Value> = msgs
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "transactionId": m["transactionId"],
+                    "partitionId": m["partitionId"],
+                    "leaseId": m["leaseId"],
+                    "status": "completed",
+                })
+            })
+            .collect();
+        let body = serde_json::json!({ "acknowledgments": acks }).to_string();
+        let (status, _, _) = ep
+            .broker
+            .handle("POST", "/api/v1/ack/batch", Bytes::from(body))
+            .await;
+        assert_eq!(status, 200, "ack of drained messages");
         for m in msgs {
             out.push(Delivered {
                 partition: m["partition"].as_str().unwrap_or("").to_string(),
