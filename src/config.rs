@@ -36,7 +36,16 @@ pub struct Config {
     pub default_partitions: u32,
     pub account_id: String,
     pub region: String,
+    /// How stale a queue record read on the message path may be, in milliseconds
+    /// (`QUEEN_SQS_REGISTRY_CACHE_MS`; 0 reads the registry on every request). Only a
+    /// host that keeps a cache between requests honours it (see `http::CACHE_TTL_HEADER`).
+    pub registry_cache_ms: u64,
 }
+
+/// The default bound on a cached queue record's staleness.
+pub const DEFAULT_REGISTRY_CACHE_MS: u64 = 1_000;
+/// The largest bound accepted: AWS itself lets attribute changes take up to 60 s.
+pub const MAX_REGISTRY_CACHE_MS: u64 = 60_000;
 
 /// What is wrong with the configuration, as one line naming the variable to set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +150,18 @@ impl Config {
             )));
         }
 
+        let registry_cache_ms = match var("QUEEN_SQS_REGISTRY_CACHE_MS") {
+            None => DEFAULT_REGISTRY_CACHE_MS,
+            Some(s) => match s.parse::<u64>() {
+                Ok(n) if n <= MAX_REGISTRY_CACHE_MS => n,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "QUEEN_SQS_REGISTRY_CACHE_MS must be an integer from 0 to {MAX_REGISTRY_CACHE_MS}, got {s:?}"
+                    )))
+                }
+            },
+        };
+
         Ok(Config {
             queen_url,
             queen_token: var("QUEEN_TOKEN"),
@@ -150,6 +171,7 @@ impl Config {
             default_partitions,
             account_id,
             region,
+            registry_cache_ms,
         })
     }
 }

@@ -73,7 +73,18 @@ pub struct OutRequest {
     pub bearer: Option<String>,
     /// How long the transport waits for the answer's head, beyond which it gives up.
     pub timeout_ms: u64,
+    /// Extra request headers: the cache hints below, nothing the broker reads.
+    pub headers: Vec<(&'static str, String)>,
 }
+
+/// On a GET: the answer may be served from a cache of the host's, if at most this many
+/// milliseconds old. A host without a cache ignores it (the broker does too); one with a
+/// cache strips it before the request leaves. The component keeps no state between
+/// requests, so this is the only way a repeated read (a queue record) is saved.
+pub const CACHE_TTL_HEADER: &str = "x-queen-sqs-cache-ttl-ms";
+/// On any request: comma-separated paths whose cached answers must be forgotten now
+/// (`*`: all of them), sent with the write that makes them stale.
+pub const CACHE_INVALIDATE_HEADER: &str = "x-queen-sqs-cache-invalidate";
 
 /// Why a broker call produced no HTTP answer at all.
 #[derive(Debug, Clone, PartialEq)]

@@ -479,6 +479,7 @@ async fn fifo_order_within_a_group_and_deduplication() {
     let ep = Endpoint::start().await;
     let url = make_queue(&ep, "orders.fifo", &[], 0).await;
     let mut ids = Vec::new();
+    let mut seqs: Vec<String> = Vec::new();
     for i in 0..5 {
         let v = ep
             .sqs_ok(
@@ -486,7 +487,11 @@ async fn fifo_order_within_a_group_and_deduplication() {
                 json!({"QueueUrl": url, "MessageBody": format!("g1-{i}"), "MessageGroupId": "g1", "MessageDeduplicationId": format!("d{i}")}),
             )
             .await;
-        assert_eq!(v["SequenceNumber"], i.to_string(), "{v}");
+        // 20 digits, as AWS's, and increasing in send order.
+        let seq = v["SequenceNumber"].as_str().expect("SequenceNumber").to_string();
+        assert!(seq.len() == 20 && seq.bytes().all(|b| b.is_ascii_digit()), "{v}");
+        assert!(seqs.last().map_or(true, |prev| *prev < seq), "{seqs:?} then {seq}");
+        seqs.push(seq);
         ids.push(v["MessageId"].as_str().unwrap().to_string());
     }
     // The same deduplication id answers the original MessageId and adds nothing.
@@ -497,7 +502,7 @@ async fn fifo_order_within_a_group_and_deduplication() {
         )
         .await;
     assert_eq!(dup["MessageId"], ids[2].as_str());
-    assert_eq!(dup["SequenceNumber"], "2");
+    assert_eq!(dup["SequenceNumber"], seqs[2].as_str());
     ep.sqs_ok(
         "SendMessage",
         json!({"QueueUrl": url, "MessageBody": "g2-0", "MessageGroupId": "g2", "MessageDeduplicationId": "e0"}),
@@ -541,7 +546,7 @@ async fn fifo_order_within_a_group_and_deduplication() {
                 let i = seen.len();
                 assert_eq!(m["Body"], format!("g1-{i}"));
                 assert_eq!(m["MessageId"], ids[i].as_str());
-                assert_eq!(attr(m, "SequenceNumber"), i.to_string());
+                assert_eq!(attr(m, "SequenceNumber"), seqs[i].as_str(), "a delivery carries the number its send answered");
                 assert_eq!(attr(m, "MessageDeduplicationId"), format!("d{i}"));
                 seen.push(i);
             }

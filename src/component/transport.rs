@@ -47,6 +47,9 @@ impl WasiTransport {
         if let Some(token) = &req.bearer {
             let _ = headers.append("authorization", format!("Bearer {token}").as_bytes());
         }
+        for (name, value) in &req.headers {
+            let _ = headers.append(name, value.as_bytes());
+        }
         let body_len = req.body.as_ref().map_or(0, Vec::len);
         let _ = headers.append("content-length", body_len.to_string().as_bytes());
         let outgoing = OutgoingRequest::new(headers);

@@ -6,6 +6,7 @@ pub mod body;
 pub mod envelope;
 pub mod handle;
 pub mod md5;
+pub mod sequence;
 
 pub use attrs::{attrs_from_api, attrs_to_api, AttrData, AttrValue, Attrs, MAX_ATTRIBUTES};
 pub use body::valid_sqs_body;

@@ -125,6 +125,34 @@ impl KvOp {
     }
 }
 
+/// The path route of one key (`*key` is a catch-all tail: a `/` stays a slash).
+pub fn kv_path(key: &str) -> String {
+    let tail: Vec<String> = key.split('/').map(encode_segment).collect();
+    format!("/api/v1/kv/{NS}/{}", tail.join("/"))
+}
+
+/// Writes in one KV call name at most this many keys in a cache invalidation; more
+/// forget the whole cache.
+const MAX_INVALIDATED_KEYS: usize = 16;
+
+/// The cache-invalidation header for the keys a batch writes (none for a pure read).
+fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
+    let written: Vec<&str> = ops
+        .iter()
+        .filter(|o| !matches!(o.op, "get" | "getMany" | "getPrefix"))
+        .filter_map(|o| o.key.as_deref())
+        .collect();
+    if written.is_empty() {
+        return None;
+    }
+    let value = if written.len() > MAX_INVALIDATED_KEYS {
+        "*".to_string()
+    } else {
+        written.iter().map(|k| kv_path(k)).collect::<Vec<_>>().join(",")
+    };
+    Some((crate::http::CACHE_INVALIDATE_HEADER, value))
+}
+
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct KvRow {
     pub key: String,
@@ -208,8 +236,14 @@ impl<T: Transport> Queen<'_, T> {
             operations: Vec<KvOp>,
         }
         let n = ops.len();
+        let headers = invalidations(&ops).into_iter().collect();
         let answer: Value = self
-            .json("POST", "/api/v1/kv".into(), Some(&Body { operations: ops }))
+            .json_with(
+                "POST",
+                "/api/v1/kv".into(),
+                Some(&Body { operations: ops }),
+                headers,
+            )
             .await?;
         if answer.get("ok") == Some(&Value::Bool(false)) {
             let conflict: KvConflict =
@@ -243,6 +277,21 @@ impl<T: Transport> Queen<'_, T> {
                 "unexpected kv conflict {c:?}"
             ))),
         }
+    }
+
+    /// A `get` through the path route, which a host with a cache may answer from it if
+    /// the answer is at most `max_age_ms` old (0: always the broker). Writes through
+    /// [`Queen::kv`] make the host forget the key at once, so this replica reads its own
+    /// writes; another replica's writes are seen within `max_age_ms`.
+    pub async fn kv_get_cached(&self, key: &str, max_age_ms: u64) -> Result<Option<KvRow>> {
+        if max_age_ms == 0 {
+            return self.kv_get(key).await;
+        }
+        let headers = vec![(crate::http::CACHE_TTL_HEADER, max_age_ms.to_string())];
+        let r: KvResult = self
+            .json_with::<(), _>("GET", kv_path(key), None, headers)
+            .await?;
+        Ok(r.row())
     }
 
     pub async fn kv_get(&self, key: &str) -> Result<Option<KvRow>> {

@@ -70,12 +70,25 @@ impl<'t, T: Transport> Queen<'t, T> {
         body: Option<Vec<u8>>,
         timeout_ms: u64,
     ) -> Result<Response> {
+        self.call_with(method, path, body, timeout_ms, Vec::new())
+            .await
+    }
+
+    async fn call_with(
+        &self,
+        method: &'static str,
+        path: String,
+        body: Option<Vec<u8>>,
+        timeout_ms: u64,
+        headers: Vec<(&'static str, String)>,
+    ) -> Result<Response> {
         let req = OutRequest {
             method,
             path_and_query: path,
             body,
             bearer: self.token.clone(),
             timeout_ms,
+            headers,
         };
         let resp = self.transport.send(req).await.map_err(|e| match e {
             TransportError::Unreachable(s) => QueenError::Unavailable(s),
@@ -102,8 +115,20 @@ impl<'t, T: Transport> Queen<'t, T> {
         path: String,
         body: Option<&B>,
     ) -> Result<R> {
+        self.json_with(method, path, body, Vec::new()).await
+    }
+
+    async fn json_with<B: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        path: String,
+        body: Option<&B>,
+        headers: Vec<(&'static str, String)>,
+    ) -> Result<R> {
         let body = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
-        let resp = self.call(method, path, body, CALL_TIMEOUT_MS).await?;
+        let resp = self
+            .call_with(method, path, body, CALL_TIMEOUT_MS, headers)
+            .await?;
         parse(&resp.body)
     }
 }

@@ -91,13 +91,32 @@ impl<T: Transport> Queen<'_, T> {
     }
 
     /// The queue-mode depth; `None` when the broker has no such queue.
+    ///
+    /// Read from the queue's resource view (`totals.pending` / `totals.processing`), the
+    /// one route where the released engine (1.3.0) reports in-flight messages: its depth
+    /// route answers `pending` only, which counts leased messages as waiting.
     pub async fn depth(&self, queue: &str) -> Result<Option<Depth>> {
-        let path = format!(
-            "/api/v1/resources/queues/{}/depth?group={QUEUE_MODE}",
-            encode_segment(queue)
-        );
-        match self.json::<(), Depth>("GET", path, None).await {
-            Ok(d) => Ok(Some(d)),
+        #[derive(Deserialize)]
+        struct Totals {
+            #[serde(default)]
+            pending: u64,
+            #[serde(default)]
+            processing: u64,
+        }
+        #[derive(Deserialize)]
+        struct Answer {
+            totals: Totals,
+        }
+        let path = format!("/api/v1/resources/queues/{}", encode_segment(queue));
+        match self.json::<(), Answer>("GET", path, None).await {
+            Ok(a) => {
+                let processing = a.totals.processing.min(a.totals.pending);
+                Ok(Some(Depth {
+                    pending: a.totals.pending,
+                    processing,
+                    ready: a.totals.pending - processing,
+                }))
+            }
             Err(QueenError::Failed { status: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }

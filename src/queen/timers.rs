@@ -3,6 +3,9 @@
 use super::*;
 use serde::{Deserialize, Serialize};
 
+/// How many timers a count walks at most where the broker cannot count them itself.
+pub const MAX_COUNTED_TIMERS: u64 = 100_000;
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct TimerSchedule {
@@ -57,18 +60,38 @@ impl<T: Transport> Queen<'_, T> {
     }
 
     /// Pending timers of a queue whose key starts with `prefix`.
+    ///
+    /// `mode=count` answers `{"count":N}` on the embedded broker; the released engine
+    /// (1.3.0) ignores both `mode` and `prefix` and answers the list shape, so the count
+    /// is then taken over the listed keys, page by page. A queue with more than
+    /// [`MAX_COUNTED_TIMERS`] timers answers that many: the attribute is approximate.
     pub async fn timer_count(&self, queue: &str, prefix: &str) -> Result<u64> {
-        #[derive(Deserialize)]
-        struct Answer {
-            count: u64,
-        }
         let path = format!(
             "/api/v1/timers/{}?mode=count&prefix={}",
             encode_segment(queue),
             encode_segment(prefix)
         );
-        let a: Answer = self.json::<(), _>("GET", path, None).await?;
-        Ok(a.count)
+        let answer: serde_json::Value = self.json::<(), _>("GET", path, None).await?;
+        if let Some(n) = answer.get("count").and_then(serde_json::Value::as_u64) {
+            return Ok(n);
+        }
+        if answer.get("rows").is_none() {
+            return Err(QueenError::BadAnswer(format!(
+                "timer count answered neither count nor rows: {answer}"
+            )));
+        }
+        let mut counted = 0u64;
+        let mut listed = 0u64;
+        let mut after: Option<String> = None;
+        loop {
+            let (keys, next) = self.timer_keys(queue, after.as_deref()).await?;
+            listed += keys.len() as u64;
+            counted += keys.iter().filter(|k| k.starts_with(prefix)).count() as u64;
+            match next {
+                Some(n) if listed < MAX_COUNTED_TIMERS => after = Some(n),
+                _ => return Ok(counted),
+            }
+        }
     }
 
     /// Keys of a queue's pending timers, one page at a time.

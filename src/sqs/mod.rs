@@ -12,6 +12,7 @@ pub mod naming;
 pub mod permissions;
 pub mod queues;
 pub mod receive;
+pub mod receive_counts;
 pub mod redrive;
 pub mod registry;
 pub mod send;

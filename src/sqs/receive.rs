@@ -28,6 +28,7 @@ use super::input::Input;
 use super::lanes;
 use super::message_attrs::{select_message_attributes, SystemSelection};
 use super::naming;
+use super::receive_counts;
 use super::redrive::{self, Moved};
 use super::registry::{self, QueueRecord};
 pub use crate::calendar::parse_iso_ms;
@@ -50,7 +51,7 @@ pub async fn receive_message<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let stored = registry::by_url(ctx, &input).await?;
+    let stored = registry::by_url_recent(ctx, &input).await?;
     let q = &stored.record;
     let max = range(
         &input,
@@ -103,7 +104,11 @@ pub async fn receive_message<T: Transport>(
         )
         .await;
     }
-    let popped = pop_many(ctx, &q.name, max as usize, wait as u64, lease).await?;
+    let mut popped = pop_many(ctx, &q.name, max as usize, wait as u64, lease).await?;
+    let counted = q.redrive(ctx.cfg).is_some() || selection.wants("ApproximateReceiveCount");
+    let mut all: Vec<&mut PoppedMessage> =
+        popped.iter_mut().flat_map(|p| p.messages.iter_mut()).collect();
+    receive_counts::fill(ctx, q, &mut all, counted).await;
 
     let mut dlq: Option<Option<QueueRecord>> = None;
     let mut out = Vec::new();
@@ -116,7 +121,7 @@ pub async fn receive_message<T: Transport>(
             if let Some((dlq_name, max_receives)) = q.redrive(ctx.cfg) {
                 if count > max_receives {
                     if dlq.is_none() {
-                        dlq = Some(registry::load(ctx, &dlq_name).await?.map(|s| s.record));
+                        dlq = Some(registry::load_recent(ctx, &dlq_name).await?.map(|s| s.record));
                     }
                     // A dead-letter target that no longer exists moves nothing: the message
                     // is delivered rather than lost.
@@ -212,6 +217,10 @@ async fn receive_fifo<T: Transport>(
     if popped.is_empty() {
         return Ok(json!({}));
     }
+    let counted = q.redrive(ctx.cfg).is_some() || v.selection.wants("ApproximateReceiveCount");
+    let mut all: Vec<&mut PoppedMessage> =
+        popped.iter_mut().flat_map(|p| p.messages.iter_mut()).collect();
+    receive_counts::fill(ctx, q, &mut all, counted).await;
     let mut partitions: Vec<String> = Vec::new();
     for p in &popped {
         if let Some(m) = p.messages.first() {
@@ -278,7 +287,7 @@ async fn receive_fifo<T: Transport>(
         if let Some((dlq_name, max_receives)) = q.redrive(ctx.cfg) {
             if claim_count > max_receives {
                 if dlq.is_none() {
-                    dlq = Some(registry::load(ctx, &dlq_name).await?.map(|s| s.record));
+                    dlq = Some(registry::load_recent(ctx, &dlq_name).await?.map(|s| s.record));
                 }
                 if let Some(Some(target)) = &dlq {
                     // Moved, lost, or failed (then the claim stays leased and comes back):
@@ -540,7 +549,7 @@ fn system_attributes<T>(
     add("ApproximateReceiveCount", Some(count.to_string()));
     add("SentTimestamp", sent_ms(e, m).map(|ms| ms.to_string()));
     if q.fifo {
-        add("SequenceNumber", m.offset.map(|o| o.to_string()));
+        add("SequenceNumber", crate::model::sequence::from_message_id(&m.id));
         add("MessageGroupId", Some(m.partition.clone()));
         add("MessageDeduplicationId", Some(m.transaction_id.clone()));
     }

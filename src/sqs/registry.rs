@@ -140,16 +140,45 @@ impl QueueRecord {
 
 /// Reads a queue's record; `None` when the registry has no such queue.
 pub async fn load<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<Option<Stored>, ApiError> {
-    let Some(row) = ctx.queen.kv_get(&key(name)).await? else {
-        return Ok(None);
-    };
+    let row = ctx.queen.kv_get(&key(name)).await?;
+    Ok(row.and_then(stored))
+}
+
+/// Reads a queue's record for the message path, where a record up to
+/// `QUEEN_SQS_REGISTRY_CACHE_MS` old will do (a host cache may answer): a queue deleted
+/// or changed through another replica is seen within that bound. Never for a
+/// read-modify-write.
+pub async fn load_recent<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    name: &str,
+) -> Result<Option<Stored>, ApiError> {
+    let row = ctx
+        .queen
+        .kv_get_cached(&key(name), ctx.cfg.registry_cache_ms)
+        .await?;
+    Ok(row.and_then(stored))
+}
+
+/// The queue a message action's `QueueUrl` addresses, read through [`load_recent`].
+pub async fn by_url_recent<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    input: &Input<'_>,
+) -> Result<Stored, ApiError> {
+    let url = input.str("QueueUrl")?;
+    let name = naming::name_from_url(ctx.cfg, url)?;
+    load_recent(ctx, name)
+        .await?
+        .ok_or_else(naming::no_such_queue)
+}
+
+fn stored(row: crate::queen::KvRow) -> Option<Stored> {
     match serde_json::from_value::<QueueRecord>(row.value) {
-        Ok(record) => Ok(Some(Stored {
+        Ok(record) => Some(Stored {
             record,
             version: row.version,
-        })),
+        }),
         // A record this facade cannot read is not a queue it can serve.
-        Err(_) => Ok(None),
+        Err(_) => None,
     }
 }
 

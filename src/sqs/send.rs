@@ -47,7 +47,7 @@ pub async fn send_message<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let stored = registry::by_url(ctx, &input).await?;
+    let stored = registry::by_url_recent(ctx, &input).await?;
     let q = &stored.record;
     let msg = validate(q, &input)?;
     let size = message_size(&msg.envelope);
@@ -62,7 +62,7 @@ pub async fn send_message_batch<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let stored = registry::by_url(ctx, &input).await?;
+    let stored = registry::by_url_recent(ctx, &input).await?;
     let q = &stored.record;
     let entries = batch::entries(&input, "SendMessageBatchRequestEntry")?;
     let max = q.maximum_message_size() as usize;
@@ -264,8 +264,8 @@ async fn deliver<T: Transport>(
                 PushStatus::Queued | PushStatus::Duplicate => {
                     answer["MessageId"] = json!(p.message_id);
                     if q.fifo {
-                        if let Some(off) = p.offset {
-                            answer["SequenceNumber"] = json!(off.to_string());
+                        if let Some(n) = crate::model::sequence::from_message_id(&p.message_id) {
+                            answer["SequenceNumber"] = json!(n);
                         }
                     }
                     true

@@ -31,7 +31,7 @@ pub async fn delete_message<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let stored = registry::by_url(ctx, &input).await?;
+    let stored = registry::by_url_recent(ctx, &input).await?;
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
     if stored.record.fifo {
         let mut r = delete_fifo(ctx, &stored.record, &[handle]).await?;
@@ -145,7 +145,7 @@ pub async fn delete_message_batch<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let stored = registry::by_url(ctx, &input).await?;
+    let stored = registry::by_url_recent(ctx, &input).await?;
     let entries = batch::entries(&input, "DeleteMessageBatchRequestEntry")?;
     if stored.record.fifo {
         let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
@@ -205,7 +205,7 @@ pub async fn change_message_visibility<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let stored = registry::by_url(ctx, &input).await?;
+    let stored = registry::by_url_recent(ctx, &input).await?;
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
     let seconds = visibility_param(&input)?;
     if stored.record.fifo {
@@ -221,7 +221,7 @@ pub async fn change_message_visibility_batch<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
-    let stored = registry::by_url(ctx, &input).await?;
+    let stored = registry::by_url_recent(ctx, &input).await?;
     let q = &stored.record;
     let entries = batch::entries(&input, "ChangeMessageVisibilityBatchRequestEntry")?;
     if q.fifo {

@@ -152,14 +152,33 @@ fn hyphenate(b: &[u8; 16]) -> String {
     s
 }
 
-/// UUIDv7 (RFC 9562): 48-bit Unix milliseconds, version 7, random rest.
+/// UUIDv7 (RFC 9562): 48-bit Unix milliseconds, version 7, a 12-bit counter within the
+/// millisecond (as the released engine mints them), random rest. Ids minted later are
+/// larger, which the facade's FIFO sequence numbers rely on.
 pub fn uuid_v7() -> String {
-    let ms = (now_us() / 1000) as u64;
+    let (ms, counter) = next_v7_stamp((now_us() / 1000) as u64);
     let mut b: [u8; 16] = random_bytes();
     b[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
-    b[6] = (b[6] & 0x0F) | 0x70;
+    b[6] = 0x70 | ((counter >> 8) & 0x0F) as u8;
+    b[7] = counter as u8;
     b[8] = (b[8] & 0x3F) | 0x80;
     hyphenate(&b)
+}
+
+/// The (millisecond, counter) of the next id: strictly after the previous one, borrowing
+/// the next millisecond when 4,096 ids were minted in one (or the clock stepped back).
+fn next_v7_stamp(now_ms: u64) -> (u64, u16) {
+    static LAST: std::sync::Mutex<(u64, u16)> = std::sync::Mutex::new((0, 0));
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    let next = if now_ms > last.0 {
+        (now_ms, 0)
+    } else if last.1 < 0x0FFF {
+        (last.0, last.1 + 1)
+    } else {
+        (last.0 + 1, 0)
+    };
+    *last = next;
+    next
 }
 
 /// UUIDv4: random row identities (queue and partition ids).
@@ -209,5 +228,11 @@ mod tests {
         let b = uuid_v4();
         assert_eq!(&b[14..15], "4");
         assert_ne!(uuid_v4(), b);
+    }
+
+    #[test]
+    fn v7_ids_minted_later_are_larger() {
+        let ids: Vec<String> = (0..5000).map(|_| uuid_v7()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -1,5 +1,6 @@
 //! Serving the component: one pre-instantiated component, a fresh store per request.
 
+mod cache;
 mod engine;
 mod outgoing;
 mod server;

@@ -2,6 +2,7 @@
 //! shortcut to the embedded broker. (The stock `send_request` opens a TCP connection
 //! per call, which under load leaves thousands of sockets in TIME_WAIT.)
 
+use super::cache::{self, Cached, Hints, ResponseCache};
 use crate::broker::RunningBroker;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -17,6 +18,8 @@ pub struct Outgoing {
     client: Client<HttpConnector, WasiBody>,
     /// The embedded broker and the authority the component addresses it by.
     embedded: Option<(String, Arc<RunningBroker>)>,
+    /// Broker GETs the component marked cacheable (see `cache`).
+    cache: ResponseCache,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
@@ -33,7 +36,11 @@ impl Outgoing {
             .pool_max_idle_per_host(256)
             .build(connector);
         let embedded = embedded.map(|b| (b.addr.to_string(), b));
-        Outgoing { client, embedded }
+        Outgoing {
+            client,
+            embedded,
+            cache: ResponseCache::default(),
+        }
     }
 }
 
@@ -54,21 +61,42 @@ fn map_hyper_util(e: hyper_util::client::legacy::Error) -> Error {
 impl WasiHttpHooks for Outgoing {
     fn send_request(
         &mut self,
-        request: http::Request<WasiBody>,
+        mut request: http::Request<WasiBody>,
         options: Option<RequestOptions>,
         _fut: IoFuture,
     ) -> SendFuture {
         let first_byte = options
             .and_then(|o| o.first_byte_timeout)
             .unwrap_or(Duration::from_secs(600));
-        let done: IoFuture = Box::new(async { Ok(()) });
-        let authority = request.uri().authority().map(|a| a.to_string());
-        if let Some((addr, broker)) = self
+        let method = request.method().clone();
+        let hints = Hints::take(&method, request.headers_mut());
+        for path in &hints.forget {
+            self.cache.forget(path.as_deref());
+        }
+        let authority = request
+            .uri()
+            .authority()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let cache_key = hints.max_age.map(|_| {
+            let auth = request
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            let pq = request.uri().path_and_query().map_or("/", |p| p.as_str());
+            cache::key(&authority, auth, pq)
+        });
+        if let (Some(k), Some(age)) = (&cache_key, hints.max_age) {
+            if let Some(hit) = self.cache.get(k, age) {
+                return Box::new(async move { respond(hit) });
+            }
+        }
+        let store = cache_key.map(|k| (k, self.cache.clone()));
+        if let Some((_, broker)) = self
             .embedded
             .clone()
-            .filter(|(addr, _)| authority.as_deref() == Some(addr.as_str()))
+            .filter(|(addr, _)| authority == *addr)
         {
-            let _ = addr;
             return Box::new(async move {
                 let (parts, body) = request.into_parts();
                 let body = body.collect().await?.to_bytes();
@@ -79,14 +107,15 @@ impl WasiHttpHooks for Outgoing {
                     .unwrap_or("/")
                     .to_string();
                 let (status, headers, body) = broker.handle(parts.method.as_str(), &pq, body).await;
-                let mut resp = http::Response::builder().status(status);
-                for (k, v) in headers {
-                    resp = resp.header(k, v);
+                let answer = Cached {
+                    status,
+                    headers,
+                    body,
+                };
+                if let Some((k, cache)) = store {
+                    cache.put(k, answer.clone());
                 }
-                let resp = resp
-                    .body(full(body))
-                    .map_err(|_| Error::HttpProtocolError)?;
-                Ok((resp, done))
+                respond(answer)
             });
         }
         let client = self.client.clone();
@@ -95,8 +124,43 @@ impl WasiHttpHooks for Outgoing {
                 .await
                 .map_err(|_| Error::ConnectionReadTimeout)?
                 .map_err(map_hyper_util)?;
-            let resp = resp.map(|b| b.map_err(Error::from).boxed_unsync());
-            Ok((resp, done))
+            let Some((k, cache)) = store else {
+                let resp = resp.map(|b| b.map_err(Error::from).boxed_unsync());
+                return Ok((resp, no_io()));
+            };
+            // A cacheable answer is small (one KV row): read it whole, keep it, serve it.
+            let (parts, body) = resp.into_parts();
+            let body = body
+                .collect()
+                .await
+                .map_err(|_| Error::ConnectionTerminated)?
+                .to_bytes();
+            let answer = Cached {
+                status: parts.status.as_u16(),
+                headers: parts
+                    .headers
+                    .iter()
+                    .filter_map(|(n, v)| Some((n.to_string(), v.to_str().ok()?.to_string())))
+                    .collect(),
+                body,
+            };
+            cache.put(k, answer.clone());
+            respond(answer)
         })
     }
+}
+
+fn no_io() -> IoFuture {
+    Box::new(async { Ok(()) })
+}
+
+fn respond(answer: Cached) -> Result<(http::Response<WasiBody>, IoFuture), Error> {
+    let mut resp = http::Response::builder().status(answer.status);
+    for (k, v) in answer.headers {
+        resp = resp.header(k, v);
+    }
+    let resp = resp
+        .body(full(answer.body))
+        .map_err(|_| Error::HttpProtocolError)?;
+    Ok((resp, no_io()))
 }

@@ -110,6 +110,7 @@ pub async fn dispatch(ctx: &Ctx, method: &str, path_and_query: &str, body: Bytes
         ("POST", ["api", "v1", "configure"]) => queues::configure(ctx, &body).await,
         ("GET", ["api", "v1", "resources", "queues"]) => queues::list(ctx).await,
         ("DELETE", ["api", "v1", "resources", "queues", name]) => queues::delete(ctx, name).await,
+        ("GET", ["api", "v1", "resources", "queues", name]) => queues::detail(ctx, name).await,
         ("GET", ["api", "v1", "resources", "queues", name, "depth"]) => {
             queues::depth(ctx, name, q.get("group")).await
         }

@@ -99,6 +99,37 @@ pub async fn delete(ctx: &Ctx, name: &str) -> Reply {
     }
 }
 
+/// The queue's resource view, in the released engine's shape: per-partition and total
+/// `pending` (after the queue-mode cursor, leased included) and `processing` (leased).
+/// The facade reads its in-flight count here because the engine's depth route has none.
+pub async fn detail(ctx: &Ctx, name: &str) -> Reply {
+    let n = name.to_string();
+    let res = ctx
+        .store
+        .read(move |conn| {
+            let Some(q) = queues::find_queue(conn, &n)? else {
+                return Ok(None);
+            };
+            Ok(Some(depth_of(conn, q.id, None, now_us())?))
+        })
+        .await;
+    let d = match res {
+        Ok(Some(d)) => d,
+        Ok(None) => return Reply::error(404, "Queue not found"),
+        Err(e) => return store_failed("queue detail", e),
+    };
+    let parts: Vec<Value> = d
+        .parts
+        .iter()
+        .map(|p| json!({"name": p.name, "stats": {"pending": p.pending, "processing": p.processing}}))
+        .collect();
+    Reply::json(
+        200,
+        &json!({"name": name, "partitions": parts,
+                "totals": {"pending": d.pending, "processing": d.processing}}),
+    )
+}
+
 pub async fn depth(ctx: &Ctx, name: &str, group: Option<&str>) -> Reply {
     let n = name.to_string();
     let g = group.map(str::to_string);

@@ -1,0 +1,180 @@
+//! A short-lived cache of the component's broker GETs, shared by every request this host
+//! serves. The component asks for it per request with a header saying how old an answer
+//! may be (`x-queen-sqs-cache-ttl-ms`) and names what its writes make stale
+//! (`x-queen-sqs-cache-invalidate`); the host knows nothing of what it caches. Both
+//! headers are stripped before a request leaves, so the broker never sees them.
+//!
+//! It exists because the component keeps no state between requests and would otherwise
+//! read its queue record from the broker's KV store on every message (the released engine
+//! rate-limits KV reads at 200/s by default).
+
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const TTL_HEADER: &str = "x-queen-sqs-cache-ttl-ms";
+pub const INVALIDATE_HEADER: &str = "x-queen-sqs-cache-invalidate";
+
+/// Entries kept at most; past it the cache starts again empty (every entry is short-lived).
+const MAX_ENTRIES: usize = 10_000;
+/// No hint may keep an answer longer than this.
+const MAX_TTL: Duration = Duration::from_secs(60);
+
+/// A cached answer: status, headers and body.
+#[derive(Clone)]
+pub struct Cached {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+struct Entry {
+    stored: Instant,
+    answer: Cached,
+}
+
+#[derive(Clone, Default)]
+pub struct ResponseCache {
+    entries: Arc<Mutex<HashMap<String, Entry>>>,
+}
+
+/// What a request's hint headers ask of the cache.
+#[derive(Debug, Default, PartialEq)]
+pub struct Hints {
+    /// A GET that may be answered from the cache if at most this old.
+    pub max_age: Option<Duration>,
+    /// Paths to forget now; `None` in the list means "everything".
+    pub forget: Vec<Option<String>>,
+}
+
+impl Hints {
+    /// Reads (and removes) the hint headers of an outgoing request.
+    pub fn take(method: &http::Method, headers: &mut http::HeaderMap) -> Hints {
+        let mut hints = Hints::default();
+        if let Some(v) = headers.remove(TTL_HEADER) {
+            let ms = v.to_str().ok().and_then(|s| s.trim().parse::<u64>().ok());
+            if let (Some(ms), true) = (ms, method == http::Method::GET) {
+                hints.max_age = Some(Duration::from_millis(ms).min(MAX_TTL));
+            }
+        }
+        if let Some(v) = headers.remove(INVALIDATE_HEADER) {
+            for path in v.to_str().unwrap_or("*").split(',') {
+                let path = path.trim();
+                hints
+                    .forget
+                    .push((path != "*" && !path.is_empty()).then(|| path.to_string()));
+            }
+        }
+        hints
+    }
+}
+
+/// The cache key: who asks (the bearer token), where, and what.
+pub fn key(authority: &str, authorization: Option<&str>, path_and_query: &str) -> String {
+    format!(
+        "{}\u{0}{}\u{0}{}",
+        authorization.unwrap_or(""),
+        authority,
+        path_and_query
+    )
+}
+
+impl ResponseCache {
+    pub fn get(&self, key: &str, max_age: Duration) -> Option<Cached> {
+        let entries = self.entries.lock().ok()?;
+        let e = entries.get(key)?;
+        (e.stored.elapsed() <= max_age).then(|| e.answer.clone())
+    }
+
+    /// Keeps a successful answer; anything else is asked again next time.
+    pub fn put(&self, key: String, answer: Cached) {
+        if !(200..300).contains(&answer.status) {
+            return;
+        }
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= MAX_ENTRIES {
+                entries.clear();
+            }
+            entries.insert(
+                key,
+                Entry {
+                    stored: Instant::now(),
+                    answer,
+                },
+            );
+        }
+    }
+
+    /// Forgets the entries for `path` (any token, any authority, under any base path of
+    /// the broker's URL), or everything.
+    pub fn forget(&self, path: Option<&str>) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        match path {
+            None => entries.clear(),
+            Some(p) => entries.retain(|k, _| !k.rsplit('\u{0}').next().unwrap_or("").ends_with(p)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, body: &'static str) -> Cached {
+        Cached {
+            status,
+            headers: vec![],
+            body: Bytes::from_static(body.as_bytes()),
+        }
+    }
+
+    #[test]
+    fn a_fresh_answer_is_served_and_a_stale_one_is_not() {
+        let c = ResponseCache::default();
+        let k = key("b:1", None, "/api/v1/kv/qs/a");
+        c.put(k.clone(), answer(200, "x"));
+        assert_eq!(c.get(&k, Duration::from_secs(5)).unwrap().body, "x");
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(c.get(&k, Duration::from_millis(10)).is_none());
+    }
+
+    #[test]
+    fn failures_are_not_kept() {
+        let c = ResponseCache::default();
+        let k = key("b:1", None, "/p");
+        c.put(k.clone(), answer(429, "slow down"));
+        assert!(c.get(&k, Duration::from_secs(5)).is_none());
+    }
+
+    #[test]
+    fn forgetting_a_path_spares_the_others_and_star_forgets_all() {
+        let c = ResponseCache::default();
+        let a = key("b:1", Some("Bearer t"), "/api/v1/kv/qs/a");
+        let b = key("b:1", None, "/api/v1/kv/qs/b");
+        c.put(a.clone(), answer(200, "a"));
+        c.put(b.clone(), answer(200, "b"));
+        c.forget(Some("/api/v1/kv/qs/a"));
+        assert!(c.get(&a, Duration::from_secs(5)).is_none());
+        assert!(c.get(&b, Duration::from_secs(5)).is_some());
+        c.forget(None);
+        assert!(c.get(&b, Duration::from_secs(5)).is_none());
+    }
+
+    #[test]
+    fn hints_are_taken_off_the_request() {
+        let mut h = http::HeaderMap::new();
+        h.insert(TTL_HEADER, "1500".parse().unwrap());
+        h.insert(INVALIDATE_HEADER, "/x,*".parse().unwrap());
+        let hints = Hints::take(&http::Method::GET, &mut h);
+        assert_eq!(hints.max_age, Some(Duration::from_millis(1500)));
+        assert_eq!(hints.forget, vec![Some("/x".to_string()), None]);
+        assert!(h.is_empty());
+        // A TTL on anything but a GET is ignored: only reads are cached.
+        let mut h = http::HeaderMap::new();
+        h.insert(TTL_HEADER, "1500".parse().unwrap());
+        assert_eq!(Hints::take(&http::Method::POST, &mut h).max_age, None);
+    }
+}

@@ -1,0 +1,54 @@
+//! `ApproximateReceiveCount` where the broker does not count deliveries.
+//!
+//! The embedded broker puts `deliveryAttempt` on every popped message; the released
+//! engine (queen-engine 1.3.0) counts attempts internally but never says. For those
+//! messages the facade keeps its own count: one KV `incr` per delivered message, all of a
+//! receive's in ONE call (the engine charges its KV write rate per call, not per key),
+//! under `qs:rc:<queue>:<messageId>`, living as long as the queue keeps messages.
+//!
+//! The count is kept only where something reads it: a queue with a `RedrivePolicy`
+//! (dead-lettering decides on it) or a receive that asks for the attribute. A queue that
+//! gains a redrive policy later starts counting then. A count call that fails (the
+//! engine throttled it) leaves the delivery counted as its first: the message is still
+//! answered, and the next delivery's increment catches up by one less — a late
+//! dead-letter move, never a lost message.
+
+use super::registry::QueueRecord;
+use crate::http::Transport;
+use crate::queen::{KvOp, PoppedMessage};
+use crate::service::Ctx;
+
+pub fn key(queue: &str, message_id: &str) -> String {
+    format!("qs:rc:{queue}:{message_id}")
+}
+
+/// Fills `delivery_attempt` on the messages the broker left without one, when `needed`.
+pub async fn fill<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    messages: &mut [&mut PoppedMessage],
+    needed: bool,
+) {
+    if !needed {
+        return;
+    }
+    let ttl = q.retention_seconds().max(60);
+    let missing: Vec<usize> = (0..messages.len())
+        .filter(|&i| messages[i].delivery_attempt.is_none())
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let ops = missing
+        .iter()
+        .map(|&i| KvOp::incr(key(&q.name, &messages[i].id), 1, None, ttl))
+        .collect();
+    let Ok(results) = ctx.queen.kv_results(ops).await else {
+        return;
+    };
+    for (&i, r) in missing.iter().zip(&results) {
+        if let Some(n) = r.value.as_u64().filter(|_| r.applied()) {
+            messages[i].delivery_attempt = Some(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+    }
+}
