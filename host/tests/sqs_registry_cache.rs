@@ -1,0 +1,249 @@
+//! The queue-record cache on the message path (`QUEEN_SQS_REGISTRY_CACHE_MS`): a host
+//! reads a queue's record from the broker's KV store at most once per bound on sends,
+//! receives and deletes; its own writes are seen at once; another replica's delete is
+//! seen within the bound; and 16 concurrent callers are never throttled by the broker's
+//! KV read limit (the released engine's default is 200 reads/s).
+
+mod support;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use support::{Endpoint, HANDLE_SECRET};
+
+fn replica_env(queen_url: &str, cache_ms: &str) -> Vec<(String, String)> {
+    vec![
+        ("QUEEN_URL".into(), queen_url.into()),
+        ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ("QUEEN_SQS_REGISTRY_CACHE_MS".into(), cache_ms.into()),
+    ]
+}
+
+/// A pass-through proxy in front of the broker that counts the KV calls it forwards.
+async fn counting_proxy(broker: String, kv_calls: Arc<AtomicUsize>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (client, broker, kv_calls) = (client.clone(), broker.clone(), kv_calls.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let (client, broker, kv_calls) =
+                        (client.clone(), broker.clone(), kv_calls.clone());
+                    async move {
+                        let (parts, body) = req.into_parts();
+                        let pq = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+                        if pq.starts_with("/api/v1/kv") {
+                            kv_calls.fetch_add(1, Ordering::SeqCst);
+                        }
+                        let body = body.collect().await.unwrap().to_bytes();
+                        let mut out = hyper::Request::builder()
+                            .method(parts.method)
+                            .uri(format!("{broker}{pq}"));
+                        for (k, v) in &parts.headers {
+                            if k != hyper::header::HOST {
+                                out = out.header(k, v);
+                            }
+                        }
+                        let resp = client.request(out.body(Full::new(body)).unwrap()).await;
+                        let resp = match resp {
+                            Ok(r) => {
+                                let (p, b) = r.into_parts();
+                                let b = b.collect().await.unwrap().to_bytes();
+                                hyper::Response::from_parts(p, Full::new(b))
+                            }
+                            Err(_) => hyper::Response::builder()
+                                .status(502)
+                                .body(Full::new(Bytes::new()))
+                                .unwrap(),
+                        };
+                        Ok::<_, std::convert::Infallible>(resp)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_message_path_reads_a_queue_record_once_per_bound() {
+    let a = Endpoint::start().await;
+    let url = a.create_queue("hot", json!({})).await;
+    let kv_calls = Arc::new(AtomicUsize::new(0));
+    let proxy = counting_proxy(format!("http://{}", a.broker.addr), kv_calls.clone()).await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{proxy}"), "60000"),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url_b = url.replace(&a.url, &b.url);
+    for i in 0..30 {
+        b.sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url_b, "MessageBody": format!("m{i}")}),
+        )
+        .await;
+    }
+    let mut deleted = 0;
+    while deleted < 30 {
+        let v = b
+            .sqs_ok(
+                "ReceiveMessage",
+                json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10}),
+            )
+            .await;
+        let msgs = v["Messages"].as_array().cloned().unwrap_or_default();
+        assert!(!msgs.is_empty(), "30 sent, {deleted} deleted, then nothing");
+        for m in msgs {
+            b.sqs_ok(
+                "DeleteMessage",
+                json!({"QueueUrl": url_b, "ReceiptHandle": m["ReceiptHandle"]}),
+            )
+            .await;
+            deleted += 1;
+        }
+    }
+    // 30 sends, ≥3 receives and 30 deletes: one record read in all.
+    assert_eq!(kv_calls.load(Ordering::SeqCst), 1, "KV calls through B");
+
+    // With the cache off, every one of them reads it.
+    let c = Endpoint::serve_remote(
+        replica_env(&format!("http://{proxy}"), "0"),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url_c = url.replace(&a.url, &c.url);
+    let before = kv_calls.load(Ordering::SeqCst);
+    for _ in 0..5 {
+        c.sqs_ok("SendMessage", json!({"QueueUrl": url_c, "MessageBody": "x"}))
+            .await;
+    }
+    assert_eq!(kv_calls.load(Ordering::SeqCst) - before, 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_sees_its_own_changes_at_once() {
+    let ep = Endpoint::with_env(&[
+        ("QUEEN_SQS_AUTH", "off"),
+        ("QUEEN_SQS_REGISTRY_CACHE_MS", "60000"),
+    ])
+    .await;
+    let url = ep.create_queue("mine", json!({})).await;
+    let big = "x".repeat(2048);
+    ep.sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": big}))
+        .await;
+    ep.sqs_ok(
+        "SetQueueAttributes",
+        json!({"QueueUrl": url, "Attributes": {"MaximumMessageSize": "1024"}}),
+    )
+    .await;
+    let (_, ty) = ep
+        .sqs_err("SendMessage", json!({"QueueUrl": url, "MessageBody": big}))
+        .await;
+    assert_eq!(ty, "InvalidParameterValue", "the new size limit applies at once");
+
+    ep.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
+    let (_, ty) = ep
+        .sqs_err("SendMessage", json!({"QueueUrl": url, "MessageBody": "x"}))
+        .await;
+    assert_eq!(ty, "QueueDoesNotExist", "a deleted queue refuses sends at once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_replicas_delete_is_seen_within_the_bound() {
+    let a = Endpoint::start().await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{}", a.broker.addr), "1000"),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url = a.create_queue("shared", json!({})).await;
+    let url_b = url.replace(&a.url, &b.url);
+    b.sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "x"}))
+        .await;
+    a.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
+    // Past the bound B has let the record go.
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    let (_, ty) = b
+        .sqs_err("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "y"}))
+        .await;
+    assert_eq!(ty, "QueueDoesNotExist");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_concurrent_callers_are_not_throttled() {
+    let ep = Arc::new(Endpoint::start().await);
+    let url = ep.create_queue("busy", json!({})).await;
+    let mut tasks = Vec::new();
+    for t in 0..16 {
+        let (ep, url) = (ep.clone(), url.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut refused: Vec<Value> = Vec::new();
+            for i in 0..50 {
+                let (status, v) = ep
+                    .sqs(
+                        "SendMessage",
+                        json!({"QueueUrl": url, "MessageBody": format!("{t}-{i}")}),
+                    )
+                    .await;
+                if status != 200 {
+                    refused.push(v);
+                }
+                let (status, v) = ep
+                    .sqs(
+                        "ReceiveMessage",
+                        json!({"QueueUrl": url, "MaxNumberOfMessages": 10}),
+                    )
+                    .await;
+                if status != 200 {
+                    refused.push(v);
+                    continue;
+                }
+                let entries: Vec<Value> = v["Messages"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .map(|(n, m)| json!({"Id": n.to_string(), "ReceiptHandle": m["ReceiptHandle"]}))
+                    .collect();
+                if !entries.is_empty() {
+                    let (status, v) = ep
+                        .sqs(
+                            "DeleteMessageBatch",
+                            json!({"QueueUrl": url, "Entries": entries}),
+                        )
+                        .await;
+                    if status != 200 {
+                        refused.push(v);
+                    }
+                }
+            }
+            refused
+        }));
+    }
+    let mut refused = Vec::new();
+    for t in tasks {
+        refused.extend(t.await.unwrap());
+    }
+    assert!(refused.is_empty(), "{} refused, e.g. {}", refused.len(), refused[0]);
+}
