@@ -60,6 +60,9 @@ where
     if req.path() == "/healthz" && (req.method == "GET" || req.method == "HEAD") {
         return health(&config);
     }
+    if req.path() == "/readyz" && (req.method == "GET" || req.method == "HEAD") {
+        return readiness(&config, make_transport).await;
+    }
 
     let scope = auth::peek_scope_service(&req);
     let rec = match wire::recognise(&req, scope) {
@@ -162,6 +165,30 @@ fn health(config: &Result<Config, crate::config::ConfigError>) -> Response {
             503,
             json!({"status": "misconfigured", "config": {"valid": false, "error": e.0}}),
         ),
+    };
+    Response::new(status, "application/json", body.to_string().into_bytes())
+}
+
+/// How long readiness waits for the broker: a load balancer's probe must not hang.
+const READINESS_TIMEOUT_MS: u64 = 2_000;
+
+/// Readiness, for a load balancer: 200 only when the configuration is valid AND the broker
+/// answers its health route (the released engine answers 503 there when it has lost its
+/// database). `/healthz` stays liveness: it never leaves the process.
+async fn readiness<T, F>(config: &Result<Config, crate::config::ConfigError>, make_transport: F) -> Response
+where
+    T: Transport,
+    F: FnOnce(&Config) -> T,
+{
+    let cfg = match config {
+        Ok(c) => c,
+        Err(_) => return health(config),
+    };
+    let transport = make_transport(cfg);
+    let queen = Queen::new(&transport, cfg.queen_token.clone());
+    let (status, body) = match queen.health(READINESS_TIMEOUT_MS).await {
+        Ok(()) => (200, json!({"status": "ready", "broker": "reachable"})),
+        Err(e) => (503, json!({"status": "not ready", "broker": e.to_string()})),
     };
     Response::new(status, "application/json", body.to_string().into_bytes())
 }

@@ -67,6 +67,13 @@ impl<T: Transport> Queen<'_, T> {
         }
     }
 
+    /// The broker's own health route, answered within `timeout_ms`: `Ok` only on a 2xx.
+    pub async fn health(&self, timeout_ms: u64) -> Result<()> {
+        self.call("GET", "/health".into(), None, timeout_ms)
+            .await
+            .map(|_| ())
+    }
+
     pub async fn list_queues(&self) -> Result<Vec<QueueInfo>> {
         #[derive(Deserialize)]
         struct Answer {
