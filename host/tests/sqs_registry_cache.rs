@@ -247,3 +247,43 @@ async fn sixteen_concurrent_callers_are_not_throttled() {
     }
     assert!(refused.is_empty(), "{} refused, e.g. {}", refused.len(), refused[0]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_accepted_by_a_stale_replica_after_a_delete_does_not_block_the_name() {
+    let a = Endpoint::start().await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{}", a.broker.addr), "60000"),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url = a.create_queue("reborn", json!({})).await;
+    let url_b = url.replace(&a.url, &b.url);
+    b.sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "before"}))
+        .await;
+    a.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
+    // B still holds the record: its send is accepted and the push re-creates a broker queue.
+    b.sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "stale"}))
+        .await;
+    let (status, _, body) = a
+        .broker
+        .handle("GET", "/api/v1/resources/queues", Bytes::new())
+        .await;
+    assert_eq!(status, 200);
+    let listed: Value = serde_json::from_slice(&body).unwrap();
+    assert!(
+        listed["queues"].as_array().unwrap().iter().any(|q| q["name"] == "reborn"),
+        "the stale send re-created the broker queue: {listed}"
+    );
+    // After the 60 s cooldown the name is free again: the leftover is not taken for a
+    // native queue (which would be refused QueueAlreadyExists for good).
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    let v = a
+        .sqs_ok("CreateQueue", json!({"QueueName": "reborn"}))
+        .await;
+    assert_eq!(v["QueueUrl"], url.as_str());
+    let v = a
+        .sqs_ok("ReceiveMessage", json!({"QueueUrl": url, "WaitTimeSeconds": 1}))
+        .await;
+    assert!(v.get("Messages").is_none(), "the new queue starts empty: {v}");
+}

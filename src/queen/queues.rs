@@ -23,6 +23,9 @@ pub struct QueueInfo {
     pub name: String,
     #[serde(default)]
     pub partitions: u64,
+    /// ISO 8601, as both brokers list it.
+    #[serde(default, rename = "createdAt")]
+    pub created_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -55,20 +55,25 @@ pub async fn create_queue<T: Transport>(
     }
     attributes::check_redrive_target(ctx, name, fifo, &changes).await?;
     // A Queen queue the registry does not know is not adopted: /configure would rewrite it.
-    if ctx
+    // The one exception is the leftover of this facade's own delete (see `leftover`).
+    let native = ctx
         .queen
         .list_queues()
         .await?
-        .iter()
-        .any(|q| q.name == name)
-    {
-        return match registry::load(ctx, name).await? {
+        .into_iter()
+        .find(|q| q.name == name);
+    if let Some(native) = native {
+        if leftover(ctx, &native).await? {
+            ctx.queen.delete_queue(name).await?;
+        } else {
+            return match registry::load(ctx, name).await? {
             Some(s) => existing(ctx, &s.record, &changes, url).await,
             None => Err(ApiError::new(
                 ErrorCode::QueueNameExists,
                 format!("A queue named {name} already exists in the broker and was not created through SQS."),
             )),
-        };
+            };
+        }
     }
 
     let now = ctx.now_s();
@@ -96,6 +101,31 @@ pub async fn create_queue<T: Transport>(
         return Err(e.into());
     }
     Ok(json!({ "QueueUrl": url }))
+}
+
+/// How long after a delete a replica's stale queue record can still accept a send (the
+/// record cache's largest bound), plus slack for the send in flight.
+const LEFTOVER_WINDOW_MS: i64 = crate::config::MAX_REGISTRY_CACHE_MS as i64 + 10_000;
+
+/// True when a broker queue the registry does not know was created by a send accepted
+/// just after this facade deleted the SQS queue of that name (a replica still held the
+/// record): its creation falls within [`LEFTOVER_WINDOW_MS`] after the recorded delete.
+async fn leftover<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    native: &crate::queen::QueueInfo,
+) -> Result<bool, ApiError> {
+    let Some(created) = native.created_at.as_deref().and_then(crate::calendar::parse_iso_ms)
+    else {
+        return Ok(false);
+    };
+    let Some(gone) = ctx.queen.kv_get(&registry::gone_key(&native.name)).await? else {
+        return Ok(false);
+    };
+    let Some(deleted) = gone.value.as_i64() else {
+        return Ok(false);
+    };
+    // The delete removes the broker queue a moment after it records the time.
+    Ok(created >= deleted - 1_000 && created <= deleted + LEFTOVER_WINDOW_MS)
 }
 
 /// CreateQueue of a name that exists: the same URL unless a supplied attribute differs.
@@ -151,12 +181,15 @@ pub async fn delete_queue<T: Transport>(
     // The tombstone goes first so that a CreateQueue racing this delete cannot read
     // the record, find no broker queue, and configure one back into existence.
     ctx.queen
-        .kv_results(vec![KvOp::put_ttl(
-            registry::tombstone_key(name),
-            json!(ctx.now_s()),
-            COOLDOWN_SECONDS,
-            None,
-        )])
+        .kv_results(vec![
+            KvOp::put_ttl(
+                registry::tombstone_key(name),
+                json!(ctx.now_s()),
+                COOLDOWN_SECONDS,
+                None,
+            ),
+            KvOp::put(registry::gone_key(name), json!(ctx.now_ms), None),
+        ])
         .await?;
     // The broker queue before the record: a failure here leaves a queue the client can
     // still see and delete again, never a broker queue nobody can re-create.

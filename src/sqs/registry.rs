@@ -22,6 +22,13 @@ pub fn tombstone_key(name: &str) -> String {
     format!("qs:dq:{name}")
 }
 
+/// When this facade last deleted the queue `name` (Unix ms), kept for good: a broker queue
+/// re-created by a send that a stale replica accepted just after the delete is recognised
+/// by it as a leftover, not as somebody's native queue.
+pub fn gone_key(name: &str) -> String {
+    format!("qs:gone:{name}")
+}
+
 /// `PurgeQueueInProgress` marker, kept 60 s after a purge.
 pub fn purge_key(name: &str) -> String {
     format!("qs:pq:{name}")
