@@ -1,36 +1,80 @@
 #!/usr/bin/env bash
-# Starts a debug endpoint on the embedded broker (a fresh data dir) and runs the
-# real-client suites against it: boto3 + the aws CLI (pytest), the JS SDK v3 and v2
-# (node --test), and the official Queen Python client against the broker alone.
+# Starts a debug endpoint and runs the real-client suites against it: boto3 + the aws CLI
+# (pytest), the JS SDK v3 and v2 (node --test), and the official Queen Python client
+# against the broker alone.
+#
+# QUEEN_SQS_COMPAT_BROKER picks the broker behind the endpoint:
+#   embedded (default)  the host's embedded broker on a fresh data dir
+#   engine              the released Queen engine (scripts/queen-engine.sh; `install` it
+#                       first) on a throwaway PostgreSQL cluster, every port a free one;
+#                       the host fronts it through QUEEN_URL
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export PATH="$ROOT/tests/compat/.venv/bin:$PATH"
+MODE=${QUEEN_SQS_COMPAT_BROKER:-embedded}
+case "$MODE" in embedded | engine) ;; *)
+  echo "QUEEN_SQS_COMPAT_BROKER must be embedded or engine, not '$MODE'" >&2
+  exit 2
+  ;;
+esac
+export QUEEN_SQS_COMPAT_BROKER=$MODE
 
 cargo build -p queen-sqs-host --quiet
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
 DATA=$(mktemp -d)
-PORT=${QUEEN_SQS_TEST_PORT:-19324}
-BROKER_PORT=${QUEEN_SQS_TEST_BROKER_PORT:-16632}
 export QUEEN_SQS_CREDENTIALS="test:test:"
 export QUEEN_SQS_HANDLE_SECRET="compat-suite-handle-secret-0123"
-"$BIN" serve --listen "127.0.0.1:$PORT" --broker-listen "127.0.0.1:$BROKER_PORT" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
-HOST_PID=$!
-trap 'kill $HOST_PID 2>/dev/null || true; wait $HOST_PID 2>/dev/null || true' EXIT
+
+HOST_PID=""
+cleanup() {
+  if [ -n "$HOST_PID" ]; then
+    kill "$HOST_PID" 2>/dev/null || true
+    wait "$HOST_PID" 2>/dev/null || true
+  fi
+  if [ "$MODE" = engine ]; then
+    scripts/queen-engine.sh stop "$DATA" compat || true
+    scripts/queen-engine.sh pg-stop "$DATA" || true
+    rm -rf "$DATA"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ "$MODE" = engine ]; then
+  PORT=$(scripts/queen-engine.sh free-port)
+  ENGINE_PORT=$(scripts/queen-engine.sh free-port)
+  QUEEN_TEST_PG_PORT=$(scripts/queen-engine.sh free-port)
+  export QUEEN_TEST_PG_PORT
+  echo "== the Queen engine on 127.0.0.1:$ENGINE_PORT (PostgreSQL on $QUEEN_TEST_PG_PORT, files in $DATA)"
+  scripts/queen-engine.sh pg-start "$DATA"
+  scripts/queen-engine.sh start "$DATA" compat "$ENGINE_PORT"
+  BROKER_URL="http://127.0.0.1:$ENGINE_PORT"
+  QUEEN_URL="$BROKER_URL" "$BIN" serve --listen "127.0.0.1:$PORT" --data-dir "$DATA/host" \
+    >"$DATA/serve.log" 2>&1 &
+  HOST_PID=$!
+else
+  PORT=${QUEEN_SQS_TEST_PORT:-19324}
+  BROKER_PORT=${QUEEN_SQS_TEST_BROKER_PORT:-16632}
+  BROKER_URL="http://127.0.0.1:$BROKER_PORT"
+  "$BIN" serve --listen "127.0.0.1:$PORT" --broker-listen "127.0.0.1:$BROKER_PORT" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
+  HOST_PID=$!
+fi
 for _ in $(seq 1 120); do
   if curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$HOST_PID" 2>/dev/null; then break; fi
   sleep 0.5
 done
 curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$DATA/serve.log"; exit 1; }
 
 export QUEEN_SQS_ENDPOINT="http://127.0.0.1:$PORT"
-export QUEEN_URL="http://127.0.0.1:$BROKER_PORT"
+export QUEEN_URL="$BROKER_URL"
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1
 export AWS_EC2_METADATA_DISABLED=true
 
 status=0
-echo "== pytest: boto3, the aws CLI, the Queen client"
+echo "== pytest: boto3, the aws CLI, the Queen client ($MODE broker)"
 python -m pytest -q tests/compat/python tests/compat/queen_client || status=1
-echo "== node --test: @aws-sdk v3 and aws-sdk v2"
+echo "== node --test: @aws-sdk v3 and aws-sdk v2 ($MODE broker)"
 (cd tests/compat/node && node --test --test-concurrency=1 ./*.test.mjs) || status=1
 exit $status

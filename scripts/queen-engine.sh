@@ -61,11 +61,7 @@ pg_start() {
     start >/dev/null
 }
 
-pg_free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-stop() {
+pg_stop() {
   local dir=$1
   PG_BIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
   [ -d "$dir/pg" ] && as_postgres "$PG_BIN/pg_ctl" -D "$dir/pg" -m immediate stop >/dev/null 2>&1 || true

@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what the tests need (the wasm
-# target, the Python and Node clients), runs the Rust tests (the component served by
-# the host against the embedded broker), then the real-client suites against a
-# running endpoint. Exit status is non-zero if anything failed.
+# target, the Python and Node clients), then runs two lanes, the second even if the
+# first failed:
+#
+#   1. the embedded broker: the Rust tests (the component served by the host against
+#      the embedded broker), then the real-client suites against a running endpoint;
+#   2. the released Queen engine (scripts/queen-engine.sh: queen-engine 1.3.0 on a
+#      throwaway PostgreSQL): the host's SQS and SNS integration tests, each test with
+#      an engine and a database of its own, then the same real-client suites against
+#      an endpoint fronting one engine.
+#
+# Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES=embedded or =engine
+# runs one lane only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+LANES=${QUEEN_SQS_TEST_LANES:-embedded engine}
 
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
@@ -20,8 +30,93 @@ export PATH="$ROOT/tests/compat/.venv/bin:$PATH"
 echo "== Node clients"
 (cd tests/compat/node && npm install --no-audit --no-fund --loglevel=error)
 
-echo "== Rust tests"
-cargo test --workspace --no-fail-fast
+# From here on a failure is recorded, not fatal: every lane runs.
+set +e
+summary=()
+status=0
 
-echo "== real-client suites"
-exec scripts/compat.sh
+lane_header() {
+  echo
+  echo "################################################################"
+  echo "## lane: $1"
+  echo "################################################################"
+}
+
+step_done() { # what, started
+  local took=$((SECONDS - $2))
+  echo "-- $1: $((took / 60))m$((took % 60))s"
+}
+
+lane_done() { # name, started, failed(0/1)
+  local took=$((SECONDS - $2)) verdict=passed
+  [ "$3" = 0 ] || { verdict=FAILED; status=1; }
+  summary+=("$(printf '%-28s %-7s %dm%02ds' "$1" "$verdict" $((took / 60)) $((took % 60)))")
+  echo "## lane $1: $verdict in $((took / 60))m$((took % 60))s"
+}
+
+# --- lane 1: the embedded broker ------------------------------------------------------
+if [[ " $LANES " == *" embedded "* ]]; then
+  lane_header "embedded broker (SQLite)"
+  started=$SECONDS
+  failed=0
+  unset QUEEN_SQS_TEST_ENGINE_BIN
+  echo "== Rust tests"
+  step=$SECONDS
+  cargo test --workspace --no-fail-fast || failed=1
+  step_done "Rust tests" "$step"
+  echo "== real-client suites"
+  step=$SECONDS
+  scripts/compat.sh || failed=1
+  step_done "real-client suites" "$step"
+  lane_done "embedded broker" "$started" "$failed"
+fi
+
+# --- lane 2: the released Queen engine -------------------------------------------------
+if [[ " $LANES " == *" engine "* ]]; then
+  lane_header "Queen engine 1.3.0 (PostgreSQL)"
+  started=$SECONDS
+  failed=0
+  if scripts/queen-engine.sh install; then
+    PG_DIR=$(mktemp -d)
+    QUEEN_TEST_PG_PORT=$(scripts/queen-engine.sh free-port)
+    export QUEEN_TEST_PG_PORT
+    # Started before the trap names it; stopped by the trap whatever happens next.
+    trap 'scripts/queen-engine.sh pg-stop "$PG_DIR"; rm -rf "$PG_DIR"' EXIT
+    trap 'exit 130' INT TERM
+    echo "== throwaway PostgreSQL on 127.0.0.1:$QUEEN_TEST_PG_PORT ($PG_DIR)"
+    if scripts/queen-engine.sh pg-start "$PG_DIR"; then
+      # The host's SQS and SNS integration tests (and readiness, which stops and restarts
+      # its broker), not the broker_* ones: those test the embedded broker itself.
+      targets=()
+      for f in host/tests/sqs_*.rs host/tests/sns_*.rs host/tests/readiness.rs; do
+        [ -e "$f" ] && targets+=(--test "$(basename "$f" .rs)")
+      done
+      echo "== Rust tests: the SQS and SNS integration tests, an engine per test"
+      step=$SECONDS
+      QUEEN_SQS_TEST_ENGINE_BIN="$(scripts/queen-engine.sh bin)" \
+        QUEEN_SQS_TEST_PG_PORT="$QUEEN_TEST_PG_PORT" \
+        cargo test -p queen-sqs-host --no-fail-fast "${targets[@]}" || failed=1
+      step_done "Rust tests" "$step"
+    else
+      echo "PostgreSQL did not start:" >&2
+      tail -20 "$PG_DIR/pg.log" >&2
+      failed=1
+    fi
+    scripts/queen-engine.sh pg-stop "$PG_DIR"
+    rm -rf "$PG_DIR"
+    trap - EXIT
+    echo "== real-client suites"
+    step=$SECONDS
+    QUEEN_SQS_COMPAT_BROKER=engine scripts/compat.sh || failed=1
+    step_done "real-client suites" "$step"
+  else
+    echo "could not install the Queen engine or PostgreSQL" >&2
+    failed=1
+  fi
+  lane_done "Queen engine" "$started" "$failed"
+fi
+
+echo
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit $status

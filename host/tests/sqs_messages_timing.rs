@@ -131,14 +131,7 @@ async fn a_delayed_message_is_invisible_counted_then_visible() {
         receive(&ep, &url, json!({})).await.is_empty(),
         "invisible while delayed"
     );
-    let (_, count) = broker(
-        &ep,
-        "GET",
-        "/api/v1/timers/delay?mode=count&prefix=sqs.",
-        Value::Null,
-    )
-    .await;
-    assert_eq!(count["count"], 1, "counted as delayed: {count}");
+    assert_eq!(timer_count(&ep, "delay", "sqs.").await, 1, "counted as delayed");
     sleep_ms(3200).await;
     let got = receive(&ep, &url, json!({})).await;
     assert_eq!(got.len(), 1);
@@ -148,14 +141,7 @@ async fn a_delayed_message_is_invisible_counted_then_visible() {
         got[0]["MD5OfMessageAttributes"],
         sent["MD5OfMessageAttributes"]
     );
-    let (_, count) = broker(
-        &ep,
-        "GET",
-        "/api/v1/timers/delay?mode=count&prefix=sqs.",
-        Value::Null,
-    )
-    .await;
-    assert_eq!(count["count"], 0);
+    assert_eq!(timer_count(&ep, "delay", "sqs.").await, 0);
     // Deleted, so its lease blocks no lane for what follows.
     delete(&ep, &url, &got[0]).await;
 
@@ -260,14 +246,7 @@ async fn a_move_task_returns_dead_letters_to_their_source() {
         .await
         .is_empty());
     // In the dead-letter queue now, and not in flight there.
-    let (_, depth) = broker(
-        &ep,
-        "GET",
-        "/api/v1/resources/queues/dead/depth?group=__QUEUE_MODE__",
-        Value::Null,
-    )
-    .await;
-    assert_eq!(depth["ready"], 1, "{depth}");
+    assert_eq!(ready_count(&ep, "dead").await, 1);
 
     // Only a dead-letter queue can be a source; one that exists.
     let (_, ty) = ep

@@ -401,16 +401,11 @@ async fn delete_removes_both_halves_and_holds_the_name_for_a_minute() {
 
     ep.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
     assert_eq!(broker_queues_named(&ep, "gone").await, 0);
-    let (_, _, body) = ep
-        .broker
-        .handle(
-            "GET",
-            "/api/v1/timers/gone?mode=count&prefix=sqs.",
-            Bytes::new(),
-        )
-        .await;
-    let count: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(count["count"], 0, "the delayed send was cancelled");
+    assert_eq!(
+        ep.broker.timer_count("gone", "sqs.").await,
+        0,
+        "the delayed send was cancelled"
+    );
 
     assert_eq!(
         ep.sqs_err("GetQueueUrl", json!({"QueueName": "gone"}))
@@ -560,16 +555,8 @@ async fn a_record_without_its_broker_queue_is_configured_again_unless_being_dele
     assert_eq!(status, 200);
     assert_eq!(broker_queues_named(&ep, "heal").await, 0);
     assert_eq!(ep.create_queue("heal", json!({})).await, url);
-    let (_, _, body) = ep
-        .broker
-        .handle(
-            "POST",
-            "/api/v1/configure",
-            Bytes::from(json!({"queue": "heal"}).to_string()),
-        )
-        .await;
-    let row: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(row["options"]["leaseTime"], 41, "{row}");
+    let options = ep.broker.queue_options("heal").await;
+    assert_eq!(options["leaseTime"], 41, "{options}");
 
     // A DeleteQueue under way writes its tombstone before removing the broker queue;
     // a CreateQueue in that window must not configure the queue back.

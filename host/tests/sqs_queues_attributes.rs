@@ -290,17 +290,9 @@ async fn set_queue_attributes_merges_and_reconfigures_the_broker() {
     assert!(attrs(&ep, &url, &["Policy"]).await.get("Policy").is_none());
 
     // The broker's row follows the record: the lease is the visibility timeout.
-    let (_, _, body) = ep
-        .broker
-        .handle(
-            "POST",
-            "/api/v1/configure",
-            Bytes::from(json!({"queue": "s"}).to_string()),
-        )
-        .await;
-    let row: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(row["options"]["leaseTime"], 90, "{row}");
-    assert_eq!(row["options"]["delayedProcessing"], 4, "{row}");
+    let options = ep.broker.queue_options("s").await;
+    assert_eq!(options["leaseTime"], 90, "{options}");
+    assert_eq!(options["delayedProcessing"], 4, "{options}");
 
     // Concurrent sets of different attributes all land (compare-and-set, retried).
     let ep = std::sync::Arc::new(ep);
@@ -535,18 +527,10 @@ async fn purge_empties_the_queue_keeps_its_attributes_and_cools_down() {
     assert_eq!(a["ApproximateNumberOfMessagesDelayed"], "0");
     assert_eq!(a["VisibilityTimeout"], "75");
     assert_eq!(a["queen.partitions"], "2");
-    let (_, _, body) = ep
-        .broker
-        .handle(
-            "POST",
-            "/api/v1/configure",
-            Bytes::from(json!({"queue": "p"}).to_string()),
-        )
-        .await;
-    let row: Value = serde_json::from_slice(&body).unwrap();
+    let options = ep.broker.queue_options("p").await;
     assert_eq!(
-        row["options"]["leaseTime"], 75,
-        "the record was re-applied: {row}"
+        options["leaseTime"], 75,
+        "the record was re-applied: {options}"
     );
 
     // The claim taken before the purge addresses nothing any more.

@@ -6,12 +6,10 @@ mod support;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use queen_sqs_host::broker::{self, BrokerConfig};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use support::{fresh_dir, Endpoint, HANDLE_SECRET};
+use support::{fresh_dir, Endpoint, TestBroker, HANDLE_SECRET};
 
 fn replica_env(queen_url: &str) -> Vec<(String, String)> {
     vec![
@@ -33,7 +31,8 @@ async fn receive(ep: &Endpoint, url: &str, max: u32) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hosts_with_one_secret_in_front_of_one_broker_behave_as_one() {
-    // Host A runs the embedded broker; host B reaches it only through QUEEN_URL.
+    // Host A fronts the broker (in process when it is the embedded one); host B reaches it
+    // only through QUEEN_URL.
     let a = Endpoint::start().await;
     let b = Endpoint::serve_remote(
         replica_env(&format!("http://{}", a.broker.addr)),
@@ -98,25 +97,11 @@ async fn two_hosts_with_one_secret_in_front_of_one_broker_behave_as_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_outage_is_service_unavailable_and_loses_no_acknowledged_message() {
+    // On the engine lane the broker is a Queen engine process: the outage is a SIGKILL,
+    // and the restart a new process on the same database and port.
     let dir = fresh_dir("outage");
-    let addr: SocketAddr = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap()
-    };
-    let first = Arc::new(
-        broker::start(BrokerConfig {
-            listen: addr,
-            data_dir: dir.clone(),
-        })
-        .await
-        .unwrap(),
-    );
-    let ep = Endpoint::serve_remote(
-        replica_env(&format!("http://{addr}")),
-        first.clone(),
-        dir.clone(),
-    )
-    .await;
+    let broker = TestBroker::start(dir.clone()).await;
+    let ep = Endpoint::serve_remote(replica_env(&broker.url()), broker.clone(), dir.clone()).await;
     let url = ep
         .create_queue("outage", json!({"VisibilityTimeout": "30"}))
         .await;
@@ -132,7 +117,7 @@ async fn a_broker_outage_is_service_unavailable_and_loses_no_acknowledged_messag
         acknowledged.insert(v["MessageId"].as_str().unwrap().to_string());
     }
 
-    (*first).clone().shutdown().await;
+    broker.stop().await;
     for (action, input) in [
         (
             "SendMessage",
@@ -157,12 +142,7 @@ async fn a_broker_outage_is_service_unavailable_and_loses_no_acknowledged_messag
     }
 
     // The broker comes back on the same database: every acknowledged message is there.
-    let second = broker::start(BrokerConfig {
-        listen: addr,
-        data_dir: dir.clone(),
-    })
-    .await
-    .unwrap();
+    broker.restart().await;
     let mut seen = BTreeSet::new();
     for _ in 0..20 {
         if seen.len() == acknowledged.len() {
@@ -181,7 +161,7 @@ async fn a_broker_outage_is_service_unavailable_and_loses_no_acknowledged_messag
     // Nothing half-applied: the send refused during the outage did not land.
     let v = ep.sqs_ok("ReceiveMessage", json!({"QueueUrl": url})).await;
     assert!(v.get("Messages").is_none(), "{v}");
-    second.shutdown().await;
+    broker.stop().await;
 }
 
 /// A stand-in for a rate-capping proxy in front of Queen: every call is a 429.

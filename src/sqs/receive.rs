@@ -105,10 +105,9 @@ pub async fn receive_message<T: Transport>(
         .await;
     }
     let mut popped = pop_many(ctx, &q.name, max as usize, wait as u64, lease).await?;
-    let counted = q.redrive(ctx.cfg).is_some() || selection.wants("ApproximateReceiveCount");
     let mut all: Vec<&mut PoppedMessage> =
         popped.iter_mut().flat_map(|p| p.messages.iter_mut()).collect();
-    receive_counts::fill(ctx, q, &mut all, counted).await;
+    receive_counts::fill(ctx, q, &mut all).await;
 
     let mut dlq: Option<Option<QueueRecord>> = None;
     let mut out = Vec::new();
@@ -217,10 +216,9 @@ async fn receive_fifo<T: Transport>(
     if popped.is_empty() {
         return Ok(json!({}));
     }
-    let counted = q.redrive(ctx.cfg).is_some() || v.selection.wants("ApproximateReceiveCount");
     let mut all: Vec<&mut PoppedMessage> =
         popped.iter_mut().flat_map(|p| p.messages.iter_mut()).collect();
-    receive_counts::fill(ctx, q, &mut all, counted).await;
+    receive_counts::fill(ctx, q, &mut all).await;
     let mut partitions: Vec<String> = Vec::new();
     for p in &popped {
         if let Some(m) = p.messages.first() {

@@ -6,12 +6,12 @@
 //! receive's in ONE call (the engine charges its KV write rate per call, not per key),
 //! under `qs:rc:<queue>:<messageId>`, living as long as the queue keeps messages.
 //!
-//! The count is kept only where something reads it: a queue with a `RedrivePolicy`
-//! (dead-lettering decides on it) or a receive that asks for the attribute. A queue that
-//! gains a redrive policy later starts counting then. A count call that fails (the
-//! engine throttled it) leaves the delivery counted as its first: the message is still
-//! answered, and the next delivery's increment catches up by one less — a late
-//! dead-letter move, never a lost message.
+//! Every delivery is counted, whether or not the receive asks for the attribute: a later
+//! receive that asks, or a redrive policy set later, must see the deliveries before it. A
+//! count call that fails (the engine throttled it) is not the client's failure: the
+//! messages are still answered, that delivery goes uncounted, and the next one's increment
+//! continues from there — a dead-letter move one delivery late, never a lost message and
+//! never a throttled receive.
 
 use super::registry::QueueRecord;
 use crate::http::Transport;
@@ -22,16 +22,12 @@ pub fn key(queue: &str, message_id: &str) -> String {
     format!("qs:rc:{queue}:{message_id}")
 }
 
-/// Fills `delivery_attempt` on the messages the broker left without one, when `needed`.
+/// Fills `delivery_attempt` on the messages the broker left without one.
 pub async fn fill<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     messages: &mut [&mut PoppedMessage],
-    needed: bool,
 ) {
-    if !needed {
-        return;
-    }
     let ttl = q.retention_seconds().max(60);
     let missing: Vec<usize> = (0..messages.len())
         .filter(|&i| messages[i].delivery_attempt.is_none())

@@ -80,6 +80,18 @@ pub async fn broker(ep: &Endpoint, method: &str, path: &str, body: Value) -> (u1
     (status, v)
 }
 
+/// How many timers of `queue` keyed `prefix…` are pending, asked the way this lane's broker
+/// answers it (the released engine has no `mode=count`).
+pub async fn timer_count(ep: &Endpoint, queue: &str, prefix: &str) -> u64 {
+    ep.broker.timer_count(queue, prefix).await
+}
+
+/// Messages of `queue` ready to be received (unconsumed and not in flight), asked the way
+/// this lane's broker answers it (the released engine's depth route has no `ready`).
+pub async fn ready_count(ep: &Endpoint, queue: &str) -> u64 {
+    ep.broker.depth(queue).await.2
+}
+
 pub async fn send(ep: &Endpoint, url: &str, body: &str) -> Value {
     ep.sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": body}))
         .await

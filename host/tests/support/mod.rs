@@ -1,7 +1,13 @@
-//! A real endpoint for integration tests: the embedded broker on a fresh SQLite
-//! database, the component served by the host on a loopback port, and a small HTTP
-//! client speaking both SQS wire protocols to it. The component is compiled once per
-//! test binary.
+//! A real endpoint for integration tests: a fresh broker, the component served by the
+//! host on a loopback port, and a small HTTP client speaking both SQS wire protocols to
+//! it. The component is compiled once per test binary.
+//!
+//! Two lanes. By default the broker is the embedded one on a fresh SQLite database,
+//! reached in process. With `QUEEN_SQS_TEST_ENGINE_BIN` set (the released Queen engine's
+//! binary; `QUEEN_SQS_TEST_PG_PORT` the throwaway PostgreSQL it runs on, default 15432),
+//! every [`TestBroker`] is its own engine process over its own fresh database, reached
+//! over loopback TCP, killed (and its database dropped) when the broker is dropped —
+//! panicking tests included. `scripts/test.sh` runs both lanes.
 #![allow(dead_code)]
 
 use bytes::Bytes;
@@ -12,8 +18,10 @@ use queen_sqs_host::broker::{self, BrokerConfig, RunningBroker};
 use queen_sqs_host::serve::{self, Loaded, Outgoing, Server};
 use serde_json::Value;
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 static LOADED: OnceLock<Loaded> = OnceLock::new();
 
@@ -25,10 +33,23 @@ pub fn loaded() -> Loaded {
 
 pub const HANDLE_SECRET: &str = "integration-test-handle-secret";
 
+/// The engine binary of the real-Queen lane, if this run is on it.
+fn engine_bin() -> Option<PathBuf> {
+    std::env::var_os("QUEEN_SQS_TEST_ENGINE_BIN")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// True on the real-Queen lane (the released engine on PostgreSQL), false on the
+/// embedded broker.
+pub fn on_engine() -> bool {
+    engine_bin().is_some()
+}
+
 pub struct Endpoint {
     pub url: String,
     pub addr: SocketAddr,
-    pub broker: Arc<RunningBroker>,
+    pub broker: Arc<TestBroker>,
     pub data_dir: PathBuf,
     client: Client<HttpConnector, Full<Bytes>>,
     server: tokio::task::JoinHandle<()>,
@@ -36,12 +57,530 @@ pub struct Endpoint {
 
 /// A fresh, unique data directory under the system temp dir.
 pub fn fresh_dir(tag: &str) -> PathBuf {
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).expect("random");
-    let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let dir = std::env::temp_dir().join(format!("queen-sqs-test-{tag}-{suffix}"));
+    let dir = std::env::temp_dir().join(format!("queen-sqs-test-{tag}-{}", random_hex(8)));
     std::fs::create_dir_all(&dir).expect("create data dir");
     dir
+}
+
+fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes).expect("random");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The broker under test: the embedded one, or (on the engine lane) a Queen engine
+/// process of its own. Either answers native Queen calls through [`TestBroker::handle`].
+pub struct TestBroker {
+    /// Where the broker listens (loopback).
+    pub addr: SocketAddr,
+    pub data_dir: PathBuf,
+    kind: Kind,
+}
+
+enum Kind {
+    /// Behind a lock only so [`TestBroker::restart`] can swap it.
+    Embedded(Mutex<Arc<RunningBroker>>),
+    Engine(Engine),
+}
+
+impl TestBroker {
+    /// A fresh broker of this run's lane, with its data (the SQLite file, or the engine's
+    /// log and file buffer) in `data_dir`.
+    pub async fn start(data_dir: PathBuf) -> Arc<TestBroker> {
+        if let Some(bin) = engine_bin() {
+            let engine = Engine::start(bin, &data_dir).await;
+            return Arc::new(TestBroker {
+                addr: engine.addr,
+                data_dir,
+                kind: Kind::Engine(engine),
+            });
+        }
+        let running = broker::start(BrokerConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: data_dir.clone(),
+        })
+        .await
+        .expect("start broker");
+        Arc::new(TestBroker {
+            addr: running.addr,
+            data_dir,
+            kind: Kind::Embedded(Mutex::new(Arc::new(running))),
+        })
+    }
+
+    /// The base URL a component reaches the broker by (`QUEEN_URL`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The embedded broker (None on the engine lane).
+    pub fn embedded(&self) -> Option<Arc<RunningBroker>> {
+        match &self.kind {
+            Kind::Embedded(b) => Some(lock(b).clone()),
+            Kind::Engine(_) => None,
+        }
+    }
+
+    /// The engine process (None on the embedded lane).
+    pub fn engine(&self) -> Option<&Engine> {
+        match &self.kind {
+            Kind::Embedded(_) => None,
+            Kind::Engine(e) => Some(e),
+        }
+    }
+
+    /// One native Queen call; answers (status, headers, body).
+    pub async fn handle(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        body: Bytes,
+    ) -> (u16, Vec<(String, String)>, Vec<u8>) {
+        match &self.kind {
+            Kind::Embedded(b) => {
+                let running = lock(b).clone();
+                let (status, headers, body) = running.handle(method, path_and_query, body).await;
+                (status, headers, body.to_vec())
+            }
+            Kind::Engine(e) => e.call(method, path_and_query, body).await,
+        }
+    }
+
+    /// The broker goes away: the embedded one shuts down, the engine is SIGKILLed.
+    pub async fn stop(&self) {
+        match &self.kind {
+            Kind::Embedded(b) => {
+                let running = (**lock(b)).clone();
+                running.shutdown().await;
+            }
+            Kind::Engine(e) => e.kill(),
+        }
+    }
+
+    /// The broker comes back on the same address and the same data. (An endpoint made with
+    /// [`Endpoint::serve`] keeps reaching the embedded broker it was given in process: front
+    /// a broker that restarts with [`Endpoint::serve_remote`].)
+    pub async fn restart(&self) {
+        match &self.kind {
+            Kind::Embedded(b) => {
+                let running = broker::start(BrokerConfig {
+                    listen: self.addr,
+                    data_dir: self.data_dir.clone(),
+                })
+                .await
+                .expect("restart broker");
+                *lock(b) = Arc::new(running);
+            }
+            Kind::Engine(e) => e.restart().await,
+        }
+    }
+}
+
+/// Test-side reads of broker state whose native route differs between the embedded broker
+/// and the released engine (1.3.0): the same question, asked the way each answers it.
+impl TestBroker {
+    /// The option bag the broker holds for `queue` (camelCase, as `/configure` answers
+    /// it), read without changing it; `Value::Null` if there is no such queue. (On the
+    /// engine a `/configure` without options resets the row to the defaults, so the row
+    /// is read from its database.)
+    pub async fn queue_options(&self, queue: &str) -> Value {
+        match &self.kind {
+            Kind::Embedded(_) => {
+                let body = serde_json::json!({ "queue": queue }).to_string();
+                let (status, _, body) = self.handle("POST", "/api/v1/configure", body.into()).await;
+                assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+                let row: Value = serde_json::from_slice(&body).expect("configure JSON");
+                row["options"].clone()
+            }
+            Kind::Engine(e) => {
+                let sql = format!(
+                    "SELECT json_build_object(\
+                       'leaseTime', lease_time, 'retryLimit', retry_limit, \
+                       'retryDelay', retry_delay, 'ttl', ttl, 'priority', priority, \
+                       'deadLetterQueue', dead_letter_queue, \
+                       'dlqAfterMaxRetries', dlq_after_max_retries, \
+                       'delayedProcessing', delayed_processing, 'windowBuffer', window_buffer, \
+                       'retentionSeconds', retention_seconds, \
+                       'completedRetentionSeconds', completed_retention_seconds, \
+                       'retentionEnabled', retention_enabled, \
+                       'encryptionEnabled', encryption_enabled, \
+                       'maxWaitTimeSeconds', max_wait_time_seconds, 'maxSize', max_queue_size, \
+                       'minPopWaitTime', min_pop_wait_time, \
+                       'dedupWindowSeconds', dedup_window_seconds) \
+                     FROM queen.queues WHERE name = '{}'",
+                    queue.replace('\'', "''")
+                );
+                let db = e.database.clone();
+                let out = tokio::task::spawn_blocking(move || psql_in(&db, &sql))
+                    .await
+                    .expect("psql task")
+                    .unwrap_or_else(|err| panic!("reading queue {queue}'s row: {err}"));
+                let out = out.trim();
+                if out.is_empty() {
+                    Value::Null
+                } else {
+                    serde_json::from_str(out).expect("the row as JSON")
+                }
+            }
+        }
+    }
+
+    /// The queue-mode depth of `queue`: (pending, processing, ready), where pending counts
+    /// every unconsumed message, in flight or not. (The engine's depth route answers
+    /// `pending` alone, counting leased messages too; its queue detail has both totals.)
+    pub async fn depth(&self, queue: &str) -> (u64, u64, u64) {
+        if self.engine().is_none() {
+            let path = format!("/api/v1/resources/queues/{queue}/depth?group=__QUEUE_MODE__");
+            let (status, _, body) = self.handle("GET", &path, Bytes::new()).await;
+            assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+            let v: Value = serde_json::from_slice(&body).expect("depth JSON");
+            let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
+            return (n("pending"), n("processing"), n("ready"));
+        }
+        let path = format!("/api/v1/resources/queues/{queue}");
+        let (status, _, body) = self.handle("GET", &path, Bytes::new()).await;
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+        let v: Value = serde_json::from_slice(&body).expect("queue detail JSON");
+        let n = |k: &str| {
+            v["totals"][k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("totals.{k} in {v}"))
+        };
+        let (pending, processing) = (n("pending"), n("processing"));
+        (pending, processing, pending.saturating_sub(processing))
+    }
+
+    /// How many timers of `queue` have a key starting with `prefix` (pending ones: a
+    /// fired timer is gone).
+    pub async fn timer_count(&self, queue: &str, prefix: &str) -> u64 {
+        if self.engine().is_none() {
+            let path = format!(
+                "/api/v1/timers/{queue}?mode=count&prefix={}",
+                form_encode(prefix)
+            );
+            let (status, _, body) = self.handle("GET", &path, Bytes::new()).await;
+            assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+            let v: Value = serde_json::from_slice(&body).expect("timer count JSON");
+            return v["count"].as_u64().expect("a count");
+        }
+        // The engine answers the list shape only (no `mode=count`, no `prefix`): page it.
+        let mut count = 0;
+        let mut after: Option<String> = None;
+        loop {
+            let mut path = format!("/api/v1/timers/{queue}?limit=1000");
+            if let Some(a) = &after {
+                path.push_str(&format!("&after={}", form_encode(a)));
+            }
+            let (status, _, body) = self.handle("GET", &path, Bytes::new()).await;
+            if status == 404 {
+                return count;
+            }
+            assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+            let v: Value = serde_json::from_slice(&body).expect("timer list JSON");
+            let rows = v["rows"].as_array().cloned().unwrap_or_default();
+            count += rows
+                .iter()
+                .filter(|r| {
+                    r["timerKey"]
+                        .as_str()
+                        .is_some_and(|k| k.starts_with(prefix))
+                })
+                .count() as u64;
+            let next = v["nextAfter"].as_str().map(String::from).or_else(|| {
+                rows.last()
+                    .and_then(|r| r["timerKey"].as_str())
+                    .map(String::from)
+            });
+            if v["truncated"] != true || rows.is_empty() || next == after {
+                return count;
+            }
+            after = next;
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The engine's settings shared with `scripts/queen-engine.sh` (one list for both).
+const ENGINE_ENV: &str = include_str!("../../../scripts/queen-engine.env");
+
+fn engine_settings() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = ENGINE_ENV
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    // As the script: QUEEN_ENGINE_EXTRA_ENV adds more, space-separated NAME=VALUE.
+    if let Ok(extra) = std::env::var("QUEEN_ENGINE_EXTRA_ENV") {
+        for (k, v) in extra.split_whitespace().filter_map(|w| w.split_once('=')) {
+            out.retain(|(n, _)| n != k);
+            out.push((k.to_string(), v.to_string()));
+        }
+    }
+    out
+}
+
+fn pg_port() -> u16 {
+    std::env::var("QUEEN_SQS_TEST_PG_PORT")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.parse().expect("QUEEN_SQS_TEST_PG_PORT is a port"))
+        .unwrap_or(15432)
+}
+
+/// One SQL statement against the lane's PostgreSQL, as the superuser.
+fn psql(sql: &str) -> Result<(), String> {
+    psql_in("postgres", sql).map(drop)
+}
+
+/// One SQL statement in `database`; answers its unaligned, tuples-only output.
+fn psql_in(database: &str, sql: &str) -> Result<String, String> {
+    let out = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &pg_port().to_string(),
+            "-U",
+            "postgres",
+        ])
+        .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql, database])
+        .env("PGCONNECT_TIMEOUT", "5")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("psql: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// One released Queen engine process over its own fresh database. Killed (SIGKILL) and
+/// its database dropped on drop; as a backstop, started under `setpriv --pdeathsig KILL`
+/// when available, so it dies with the test process even if that is killed outright.
+pub struct Engine {
+    pub addr: SocketAddr,
+    pub database: String,
+    bin: PathBuf,
+    dir: PathBuf,
+    mesh_port: u16,
+    child: Mutex<Option<Child>>,
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Engine {
+    async fn start(bin: PathBuf, dir: &Path) -> Engine {
+        let database = format!("qs_test_{}", random_hex(8));
+        let create = format!("CREATE DATABASE \"{database}\"");
+        tokio::task::spawn_blocking(move || psql(&create))
+            .await
+            .expect("psql task")
+            .unwrap_or_else(|e| {
+                panic!(
+                    "creating the engine's database on 127.0.0.1:{}: {e}",
+                    pg_port()
+                )
+            });
+        let mut engine = Engine {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            database,
+            bin,
+            dir: dir.to_path_buf(),
+            mesh_port: 0,
+            child: Mutex::new(None),
+            client: Client::builder(TokioExecutor::new()).build(HttpConnector::new()),
+        };
+        // A port found free can be taken by a parallel test before the engine binds it:
+        // try again on other ports.
+        let mut last = String::new();
+        for _ in 0..4 {
+            engine.addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+            engine.mesh_port = free_port();
+            match engine.spawn().await {
+                Ok(()) => return engine,
+                Err(e) => last = e,
+            }
+        }
+        panic!("the Queen engine did not start: {last}");
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.join("engine.log")
+    }
+
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
+    /// Starts the process on `self.addr` and waits for `/health`.
+    async fn spawn(&self) -> Result<(), String> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .map_err(|e| format!("engine log: {e}"))?;
+        let buffers = self.dir.join("engine-buffers");
+        std::fs::create_dir_all(&buffers).map_err(|e| format!("buffer dir: {e}"))?;
+        let setpriv = Path::new("/usr/bin/setpriv");
+        let mut cmd = if setpriv.exists() {
+            let mut c = Command::new(setpriv);
+            c.args(["--pdeathsig", "KILL", "--"]).arg(&self.bin);
+            c
+        } else {
+            Command::new(&self.bin)
+        };
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .envs(engine_settings())
+            .env("PG_PORT", pg_port().to_string())
+            .env("PG_DATABASE", &self.database)
+            .env("PORT", self.addr.port().to_string())
+            .env("QUEEN_MESH_PORT", self.mesh_port.to_string())
+            .env("FILE_BUFFER_DIR", &buffers)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log);
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", self.bin.display()))?;
+        *lock(&self.child) = Some(child);
+
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let exited = {
+                let mut child = lock(&self.child);
+                let status = child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+                if status.is_some() {
+                    child.take();
+                }
+                status
+            };
+            if let Some(status) = exited {
+                return Err(format!(
+                    "engine on {} exited ({status}):\n{}",
+                    self.addr,
+                    self.log_tail()
+                ));
+            }
+            if let Ok((200, _, _)) = self.try_call("GET", "/health", Bytes::new()).await {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                self.kill();
+                return Err(format!(
+                    "engine on {} not healthy after 60 s:\n{}",
+                    self.addr,
+                    self.log_tail()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// SIGKILL, and reap.
+    pub fn kill(&self) {
+        if let Some(mut child) = lock(&self.child).take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// A new process on the same port, database and file buffer.
+    pub async fn restart(&self) {
+        self.kill();
+        // The port was the engine's: nothing else was handed it, so it is free again.
+        let mut last = String::new();
+        for _ in 0..20 {
+            match self.spawn().await {
+                Ok(()) => return,
+                Err(e) => last = e,
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        panic!("the Queen engine did not restart: {last}");
+    }
+
+    async fn try_call(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        body: Bytes,
+    ) -> Result<(u16, Vec<(String, String)>, Vec<u8>), String> {
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(format!("http://{}{}", self.addr, path_and_query));
+        if !body.is_empty() {
+            req = req.header("content-type", "application/json");
+        }
+        let req = req.body(Full::new(body)).map_err(|e| e.to_string())?;
+        let resp = tokio::time::timeout(Duration::from_secs(120), self.client.request(req))
+            .await
+            .map_err(|_| "timed out".to_string())?
+            .map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes()
+            .to_vec();
+        Ok((status, headers, body))
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        body: Bytes,
+    ) -> (u16, Vec<(String, String)>, Vec<u8>) {
+        self.try_call(method, path_and_query, body)
+            .await
+            .unwrap_or_else(|e| panic!("engine {method} {path_and_query}: {e}"))
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.kill();
+        // Cheap (fsync is off), and keeps the throwaway cluster small over a whole run.
+        let _ = psql(&format!(
+            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+            self.database
+        ));
+        // The log is kept for a test that failed; otherwise the engine's files go, and the
+        // directory too if nothing else is in it.
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_file(self.log_path());
+            let _ = std::fs::remove_dir_all(self.dir.join("engine-buffers"));
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
 }
 
 impl Endpoint {
@@ -52,15 +591,9 @@ impl Endpoint {
 
     pub async fn with_env(extra: &[(&str, &str)]) -> Endpoint {
         let data_dir = fresh_dir("endpoint");
-        let running = broker::start(BrokerConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: data_dir.clone(),
-        })
-        .await
-        .expect("start broker");
-        let broker = Arc::new(running);
+        let broker = TestBroker::start(data_dir.clone()).await;
         let mut env: Vec<(String, String)> = vec![
-            ("QUEEN_URL".into(), format!("http://{}", broker.addr)),
+            ("QUEEN_URL".into(), broker.url()),
             ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
         ];
         for (k, v) in extra {
@@ -70,13 +603,14 @@ impl Endpoint {
         Endpoint::serve(env, broker, data_dir).await
     }
 
-    /// Serves the component with exactly `env`, in front of `broker` (reached in process).
+    /// Serves the component with exactly `env`, in front of `broker` (reached in process
+    /// when it is the embedded one, over loopback TCP when it is an engine).
     pub async fn serve(
         env: Vec<(String, String)>,
-        broker: Arc<RunningBroker>,
+        broker: Arc<TestBroker>,
         data_dir: PathBuf,
     ) -> Endpoint {
-        let outgoing = Outgoing::new(Some(broker.clone()));
+        let outgoing = Outgoing::new(broker.embedded());
         Endpoint::serve_with(env, outgoing, broker, data_dir).await
     }
 
@@ -85,7 +619,7 @@ impl Endpoint {
     /// the test's own native calls.
     pub async fn serve_remote(
         env: Vec<(String, String)>,
-        broker: Arc<RunningBroker>,
+        broker: Arc<TestBroker>,
         data_dir: PathBuf,
     ) -> Endpoint {
         Endpoint::serve_with(env, Outgoing::new(None), broker, data_dir).await
@@ -94,7 +628,7 @@ impl Endpoint {
     async fn serve_with(
         env: Vec<(String, String)>,
         outgoing: Outgoing,
-        broker: Arc<RunningBroker>,
+        broker: Arc<TestBroker>,
         data_dir: PathBuf,
     ) -> Endpoint {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
