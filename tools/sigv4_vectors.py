@@ -167,7 +167,9 @@ def main():
     url, m, h, b = sign("POST", "https://localhost:9324/", JSON_BODY, JSON_HEADERS, "sqs",
                         context={"payload_signing_enabled": False})
     assert dict(h).get("X-Amz-Content-SHA256") == "UNSIGNED-PAYLOAD"
-    unsigned = record("header_unsigned_payload", url, m, h, b, ok())
+    # Refused: the body must be signed (docs/hardening.md, issue 10).
+    unsigned = record("header_unsigned_payload", url, m, h, b,
+                      err("SignatureDoesNotMatch", 403, "UNSIGNED-PAYLOAD"))
 
     sha = hashlib.sha256(JSON_BODY.encode()).hexdigest()
     url, m, h, b = sign("POST", "http://localhost:9324/", JSON_BODY,
@@ -222,7 +224,7 @@ def main():
     vectors.append(v)
 
     v = dict(unsigned, name="unsigned_payload_body_may_change", body=unsigned["body"].replace("wörld", "world"),
-             expect=ok())
+             expect=err("SignatureDoesNotMatch", 403, "UNSIGNED-PAYLOAD"))
     vectors.append(v)
 
     v = dict(presigned, name="presigned_tampered_query",

@@ -138,6 +138,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if let Err(e) = queen_sqs::config::Config::from_env(checked) {
         anyhow::bail!("{e}");
     }
+    if let Err(e) = serve::Limits::from_env(&env) {
+        anyhow::bail!("{e}");
+    }
     for notice in notices {
         eprintln!("queen-sqs-host: {notice}");
     }

@@ -21,8 +21,10 @@ pub enum AuthError {
     },
     /// `host` is not among the signed headers.
     HostNotSigned,
-    /// `x-amz-content-sha256` is neither `UNSIGNED-PAYLOAD` nor the body's SHA-256.
+    /// `x-amz-content-sha256` is not the body's SHA-256.
     PayloadHashMismatch,
+    /// `x-amz-content-sha256: UNSIGNED-PAYLOAD`: refused, the body must be signed.
+    UnsignedPayload,
     /// X-Amz-Date more than 15 minutes in the past. Dates are `YYYYMMDDTHHMMSSZ`.
     SignatureExpired {
         amz_date: String,
@@ -53,6 +55,7 @@ impl AuthError {
             | AuthError::ScopeDateMismatch { .. }
             | AuthError::HostNotSigned
             | AuthError::PayloadHashMismatch
+            | AuthError::UnsignedPayload
             | AuthError::SignatureExpired { .. }
             | AuthError::SignatureNotYetCurrent { .. }
             | AuthError::PresignedUrlExpired { .. } => "SignatureDoesNotMatch",
@@ -87,6 +90,9 @@ impl AuthError {
             }
             AuthError::PayloadHashMismatch => {
                 "The provided 'x-amz-content-sha256' header does not match what was computed.".into()
+            }
+            AuthError::UnsignedPayload => {
+                "'x-amz-content-sha256: UNSIGNED-PAYLOAD' is not accepted: sign the body's SHA-256.".into()
             }
             AuthError::SignatureExpired { amz_date, limit, now } => format!(
                 "Signature expired: {amz_date} is now earlier than {limit} ({now} - 15 min.)"

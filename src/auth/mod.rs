@@ -129,13 +129,15 @@ fn check_time(s: &Signed, now: i64) -> Result<(), AuthError> {
     }
 }
 
-/// The payload hash the client signed: `UNSIGNED-PAYLOAD` or a declared hash that must
-/// match the body, else the body's own SHA-256.
+/// The payload hash the client signed: a declared hash that must match the body, else the
+/// body's own SHA-256. `UNSIGNED-PAYLOAD` is refused: no AWS SDK signs SQS or SNS that way,
+/// and a signature that does not cover the body cannot tell a body cut off in transit (or
+/// rewritten) from the one the client sent (docs/hardening.md).
 fn payload_hash(req: &Request) -> Result<String, AuthError> {
     let actual = || sha256_hex(&req.body);
     match req.header("x-amz-content-sha256").map(str::trim) {
         None => Ok(actual()),
-        Some(UNSIGNED_PAYLOAD) => Ok(UNSIGNED_PAYLOAD.to_string()),
+        Some(p) if p.eq_ignore_ascii_case(UNSIGNED_PAYLOAD) => Err(AuthError::UnsignedPayload),
         Some(declared) => {
             if declared.eq_ignore_ascii_case(&actual()) {
                 Ok(declared.to_string())

@@ -25,6 +25,9 @@ impl wasip2::exports::http::incoming_handler::Guest for Endpoint {
                 request_id(),
             )),
             Err(Refused::TooLarge(head)) => crate::service::body_too_large(&head, &request_id()),
+            Err(Refused::Incomplete(head)) => {
+                crate::wire::incomplete_body(crate::wire::caller(&head), &request_id())
+            }
         };
         write_response(response, response_out);
     }
@@ -35,6 +38,9 @@ wasip2::http::proxy::export!(Endpoint);
 enum Refused {
     /// Over the body cap: the request's head only, so the error can match its protocol.
     TooLarge(Request),
+    /// The body ended before its declared length, or its stream failed (a client that hung
+    /// up mid-body, a chunked body without its last chunk): never acted on.
+    Incomplete(Request),
 }
 
 fn read_request(incoming: &IncomingRequest) -> Result<Request, Refused> {
@@ -86,9 +92,13 @@ fn read_request(incoming: &IncomingRequest) -> Result<Request, Refused> {
     .to_string();
     let path_and_query = incoming.path_with_query().unwrap_or_else(|| "/".into());
     let body = match read_capped_body(incoming) {
-        Some(body) => body,
-        None => return Err(Refused::TooLarge(head(headers))),
+        Body::Complete(body) => body,
+        Body::TooLarge => return Err(Refused::TooLarge(head(headers))),
+        Body::Failed => return Err(Refused::Incomplete(head(headers))),
     };
+    if declared.is_some_and(|n| n != body.len() as u64) {
+        return Err(Refused::Incomplete(head(headers)));
+    }
     Ok(Request {
         method,
         path_and_query,
@@ -98,33 +108,46 @@ fn read_request(incoming: &IncomingRequest) -> Result<Request, Refused> {
     })
 }
 
+enum Body {
+    Complete(Vec<u8>),
+    /// Over `MAX_BODY_BYTES`.
+    TooLarge,
+    /// The stream failed before its end.
+    Failed,
+}
+
 /// Reads at most `MAX_BODY_BYTES`; one byte more and the request is refused without
 /// reading the rest (a chunked body declares no length, so the cap is enforced here).
-fn read_capped_body(incoming: &IncomingRequest) -> Option<Vec<u8>> {
+/// Only a body read to its clean end is complete: a failed stream is never taken for one.
+fn read_capped_body(incoming: &IncomingRequest) -> Body {
     let mut body = Vec::new();
     let Ok(incoming_body) = incoming.consume() else {
-        return Some(body);
+        return Body::Failed;
     };
     {
         let Ok(stream) = incoming_body.stream() else {
-            return Some(body);
+            return Body::Failed;
         };
         loop {
             match stream.blocking_read(64 * 1024) {
                 Ok(chunk) => {
                     if body.len() + chunk.len() > MAX_BODY_BYTES {
-                        return None;
+                        return Body::TooLarge;
                     }
                     body.extend_from_slice(&chunk);
                 }
                 Err(StreamError::Closed) => break,
-                // A client that vanished mid-body gets nothing back; treat what came as the body.
-                Err(StreamError::LastOperationFailed(_)) => break,
+                Err(StreamError::LastOperationFailed(_)) => return Body::Failed,
             }
         }
     }
-    let _ = IncomingBody::finish(incoming_body);
-    Some(body)
+    // The trailers' future reports a body that failed after its last byte was read.
+    let trailers = IncomingBody::finish(incoming_body);
+    trailers.subscribe().block();
+    match trailers.get() {
+        Some(Ok(Ok(_))) | None => Body::Complete(body),
+        Some(_) => Body::Failed,
+    }
 }
 
 fn write_response(response: Response, out: ResponseOutparam) {

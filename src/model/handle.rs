@@ -1,14 +1,16 @@
 //! The receipt handle: self-contained, so any replica can act on it, and MACed, so a
 //! client cannot mint one.
 //!
-//! Token = base64url (no padding) of `body ‖ tag`, where body is
+//! Token = standard base64 (AWS's alphabet: `+`, `/`, `=` padding; never `-`, which
+//! amazon-sqs-extended-client uses as a separator when it wraps handles) of `body ‖ tag`.
+//! Handles minted before, in base64url without padding, are still opened. Body is
 //! `version(1) ‖ queue ‖ partition ‖ partition_id ‖ transaction_id ‖ lease_id ‖ message_id
 //! ‖ expiry_unix_ms (i64 BE)` and tag is the first 16 bytes of
 //! HMAC-SHA256(secret, label ‖ body). Each text field is a LEB128 header `h` followed by
 //! 16 raw bytes when `h == 0` (a lower-case hyphenated UUID, the broker's id form) or by
 //! `h - 1` bytes of UTF-8 otherwise. With UUID ids a handle is about 160 characters.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -56,16 +58,27 @@ pub fn mint(h: &ReceiptHandle, secret: &[u8]) -> String {
     buf.extend_from_slice(&h.expiry_unix_ms.to_be_bytes());
     let tag = mac(secret, &buf).finalize().into_bytes();
     buf.extend_from_slice(&tag[..TAG_LEN]);
-    URL_SAFE_NO_PAD.encode(&buf)
+    STANDARD.encode(&buf)
+}
+
+/// Decodes a token in the alphabet it was minted in: standard base64 (padding optional),
+/// or the base64url of handles minted by earlier versions (`-`/`_`, no padding).
+fn decode_token(token: &str) -> Option<Vec<u8>> {
+    let unpadded = token.strip_suffix("==").or_else(|| token.strip_suffix('=')).unwrap_or(token);
+    if unpadded.contains(['-', '_']) {
+        if unpadded.len() != token.len() {
+            return None;
+        }
+        return URL_SAFE_NO_PAD.decode(unpadded.as_bytes()).ok();
+    }
+    STANDARD_NO_PAD.decode(unpadded.as_bytes()).ok()
 }
 
 pub fn open(token: &str, secret: &[u8]) -> Result<ReceiptHandle, HandleError> {
     if token.len() > MAX_TOKEN_CHARS {
         return Err(HandleError::Malformed);
     }
-    let raw = URL_SAFE_NO_PAD
-        .decode(token.as_bytes())
-        .map_err(|_| HandleError::Malformed)?;
+    let raw = decode_token(token).ok_or(HandleError::Malformed)?;
     if raw.len() < MIN_BODY + TAG_LEN {
         return Err(HandleError::Malformed);
     }
@@ -241,7 +254,7 @@ mod tests {
         let t = mint(&h, SECRET);
         assert!(
             t.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+                .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)),
             "{t}"
         );
         assert_eq!(open(&t, SECRET), Ok(h));
@@ -270,19 +283,19 @@ mod tests {
             transaction_id: "01936f3e-8b7a-7c21-b3d4-5e6f7a8b9c0e".into(),
             ..sample()
         };
-        // 1 + (1+8) + (1+1) + 4*(1+16) + 8 + 16 = 104 bytes -> 139 base64url characters.
-        assert_eq!(mint(&h, SECRET).len(), 139);
+        // 1 + (1+8) + (1+1) + 4*(1+16) + 8 + 16 = 104 bytes -> 140 base64 characters.
+        assert_eq!(mint(&h, SECRET).len(), 140);
     }
 
     #[test]
     fn every_single_byte_flip_is_rejected() {
         let t = mint(&sample(), SECRET);
-        let raw = URL_SAFE_NO_PAD.decode(&t).unwrap();
+        let raw = STANDARD.decode(&t).unwrap();
         for i in 0..raw.len() {
             for bit in 0..8 {
                 let mut r = raw.clone();
                 r[i] ^= 1 << bit;
-                let forged = URL_SAFE_NO_PAD.encode(&r);
+                let forged = STANDARD.encode(&r);
                 assert!(open(&forged, SECRET).is_err(), "byte {i} bit {bit}");
             }
         }
@@ -359,5 +372,36 @@ mod tests {
                 .collect();
             assert!(open(&URL_SAFE_NO_PAD.encode(&bytes), SECRET).is_err());
         }
+    }
+
+    #[test]
+    fn minted_handles_use_aws_alphabet_and_old_ones_still_open() {
+        // Many handles, so every alphabet character turns up somewhere.
+        let mut seen_plus_or_slash = false;
+        for i in 0..200 {
+            let h = ReceiptHandle {
+                message_id: format!("m-{i}"),
+                expiry_unix_ms: 1_700_000_000_000 + i,
+                ..sample()
+            };
+            let t = mint(&h, SECRET);
+            assert!(!t.contains(['-', '_']), "{t}");
+            assert!(t.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "{t}");
+            seen_plus_or_slash |= t.contains(['+', '/']);
+            assert_eq!(open(&t, SECRET), Ok(h.clone()));
+            // amazon-sqs-extended-client wraps a handle as `…-<pointer>-<handle>` and
+            // recovers it with split('-')[-1].
+            let wrapped = format!("-..s3-bucket..-..s3-key..-{t}");
+            assert_eq!(wrapped.rsplit('-').next(), Some(t.as_str()));
+            // Handles minted by earlier versions (base64url, no padding) still open.
+            let raw = STANDARD.decode(&t).unwrap();
+            let old = URL_SAFE_NO_PAD.encode(&raw);
+            assert_eq!(open(&old, SECRET), Ok(h.clone()));
+            // Padding is optional on the standard form.
+            assert_eq!(open(t.trim_end_matches('='), SECRET), Ok(h));
+        }
+        assert!(seen_plus_or_slash);
+        // A mix of the two alphabets, or padding on a base64url token, is not a handle.
+        assert_eq!(open("AB-+", SECRET), Err(HandleError::Malformed));
     }
 }

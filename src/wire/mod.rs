@@ -135,6 +135,74 @@ pub fn recognise(
     }
 }
 
+/// Who is calling, as far as the edge can tell without authenticating: the protocol and
+/// service an answer made before the service runs (a throttle, a refused body) must be
+/// written in, and whether the request may hold its instance for a long poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    pub protocol: Protocol,
+    pub service: Service,
+    /// SQS `ReceiveMessage`: it may wait up to 20 s for messages.
+    pub may_wait: bool,
+}
+
+/// Reads the caller's protocol and service from a request whose body has been read (the
+/// Query form's `Action` and `Version` are in it). Never fails: an unrecognisable request is
+/// answered as SQS JSON when it has `X-Amz-Target`, else as Query.
+pub fn caller(req: &Request) -> Caller {
+    let scope = crate::auth::peek_scope_service(req);
+    match recognise(req, scope) {
+        Ok(r) => Caller {
+            protocol: r.protocol,
+            service: r.service,
+            may_wait: r.service == Service::Sqs && r.action == Action::ReceiveMessage,
+        },
+        Err((protocol, service, _)) => Caller {
+            protocol,
+            service,
+            may_wait: false,
+        },
+    }
+}
+
+/// The answer when the endpoint has no capacity left for the request: the throttle each
+/// service's SDKs retry (`RequestThrottled` for SQS, both protocols; `Throttled` 429 for SNS).
+pub fn throttled(caller: Caller, request_id: &str) -> Response {
+    let code = match caller.service {
+        Service::Sqs => ErrorCode::RequestThrottled,
+        Service::Sns => ErrorCode::Throttled,
+    };
+    let err = ApiError::new(code, "Rate exceeded");
+    encode_error(caller.protocol, caller.service, &err, request_id)
+}
+
+/// The answer when the endpoint itself failed (a trap): `InternalError` in the caller's dialect.
+pub fn internal_error(caller: Caller, request_id: &str) -> Response {
+    let code = match caller.service {
+        Service::Sqs => ErrorCode::InternalError,
+        Service::Sns => ErrorCode::SnsInternalError,
+    };
+    let err = ApiError::new(
+        code,
+        "The request processing has failed because of an unknown error, exception or failure.",
+    );
+    encode_error(caller.protocol, caller.service, &err, request_id)
+}
+
+/// The answer to a body that ended before its declared length (the client hung up or the
+/// chunked body lost its last chunk). The request was NOT acted on.
+pub fn incomplete_body(caller: Caller, request_id: &str) -> Response {
+    let code = match caller.protocol {
+        Protocol::Json => ErrorCode::SerializationException,
+        Protocol::Query => ErrorCode::InvalidParameterValue,
+    };
+    let err = ApiError::new(
+        code,
+        "The request body ended before its declared length; the request was not acted on.",
+    );
+    encode_error(caller.protocol, caller.service, &err, request_id)
+}
+
 /// The action's input in the AWS JSON 1.0 shape, whichever protocol carried it.
 pub fn decode_input(rec: &Recognised, req: &Request) -> Result<Value, ApiError> {
     match rec.protocol {

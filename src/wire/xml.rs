@@ -8,8 +8,17 @@ use super::shape::{Model, Shape};
 pub const SQS_NS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
 pub const SNS_NS: &str = "http://sns.amazonaws.com/doc/2010-03-31/";
 
+/// True for the characters XML 1.0 allows in a document (its `Char` production): tab, line
+/// feed, carriage return, U+0020–U+D7FF, U+E000–U+FFFD and U+10000 up. (Rust `char`s are
+/// never surrogates.) Not even as a character reference may any other appear.
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
 /// Appends `text` escaped for element content and attribute values. `\r` is written as a
-/// character reference because an XML parser normalises a literal one away.
+/// character reference because an XML parser normalises a literal one away. A character
+/// XML 1.0 forbids (inputs are validated so none should arrive) is written as U+FFFD, so
+/// the answer is always a well-formed document a client can parse.
 pub fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
@@ -19,9 +28,7 @@ pub fn escape_into(out: &mut String, text: &str) {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             '\r' => out.push_str("&#xD;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {
-                out.push_str(&format!("&#x{:X};", c as u32))
-            }
+            c if !is_xml_char(c) => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -142,5 +149,97 @@ impl Writer {
                 _ => {}
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod well_formed {
+    use super::*;
+
+    /// A small deterministic generator (xorshift64*), so the property runs without a crate.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        /// Characters weighted toward the edges: controls, markup, the non-characters
+        /// around U+FFFF, the surrogate gap's edges, astral planes.
+        fn char(&mut self) -> char {
+            let pick = self.next() % 10;
+            let cp = match pick {
+                0 | 1 => (self.next() % 0x20) as u32,
+                2 => *[0x26u32, 0x3C, 0x3E, 0x22, 0x27, 0x5D, 0x7F, 0x85]
+                    .get((self.next() % 8) as usize)
+                    .unwrap(),
+                3 => 0xD7F0 + (self.next() % 0x10) as u32,
+                4 => 0xE000 + (self.next() % 0x10) as u32,
+                5 => 0xFFF0 + (self.next() % 0x10) as u32,
+                6 => 0x10000 + (self.next() % 0x100000) as u32,
+                _ => (self.next() % 0x800) as u32,
+            };
+            char::from_u32(cp).unwrap_or('\u{FFFD}')
+        }
+    }
+
+    #[test]
+    fn escaped_text_is_always_well_formed_and_reads_back() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..20_000 {
+            let len = (rng.next() % 40) as usize;
+            let text: String = (0..len).map(|_| rng.char()).collect();
+            let mut doc = String::from("<?xml version=\"1.0\"?><a>");
+            escape_into(&mut doc, &text);
+            doc.push_str("</a>");
+
+            // Only XML 1.0 characters, and no character reference but the `\r` one.
+            assert!(doc.chars().all(is_xml_char), "round {round}: {text:?} -> {doc:?}");
+            assert_eq!(
+                doc.matches("&#").count(),
+                doc.matches("&#xD;").count(),
+                "round {round}: {doc:?}"
+            );
+
+            // A parser reads back the text, forbidden characters as U+FFFD.
+            let want: String = text
+                .chars()
+                .map(|c| if is_xml_char(c) { c } else { '\u{FFFD}' })
+                .collect();
+            let mut reader = quick_xml::Reader::from_str(&doc);
+            let mut got = String::new();
+            loop {
+                match reader.read_event() {
+                    Ok(quick_xml::events::Event::Text(t)) => {
+                        got.push_str(&t.decode().expect("text"))
+                    }
+                    Ok(quick_xml::events::Event::GeneralRef(r)) => {
+                        let name = r.decode().expect("ref");
+                        let c = match &*name {
+                            "amp" => '&',
+                            "lt" => '<',
+                            "gt" => '>',
+                            "quot" => '"',
+                            "apos" => '\'',
+                            "#xD" => '\r',
+                            other => panic!("round {round}: unexpected reference {other}"),
+                        };
+                        got.push(c);
+                    }
+                    Ok(quick_xml::events::Event::Eof) => break,
+                    Ok(_) => {}
+                    Err(e) => panic!("round {round}: {doc:?} does not parse: {e}"),
+                }
+            }
+            assert_eq!(got, want, "round {round}");
+        }
+    }
+
+    #[test]
+    fn forbidden_characters_are_replaced_not_referenced() {
+        let mut out = String::new();
+        escape_into(&mut out, "a\u{0}b\u{1}c\u{1F}\u{FFFE}\u{FFFF}d\te\nf\rg");
+        assert_eq!(out, "a\u{FFFD}b\u{FFFD}c\u{FFFD}\u{FFFD}\u{FFFD}d\te\nf&#xD;g");
     }
 }

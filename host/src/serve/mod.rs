@@ -7,7 +7,7 @@ mod server;
 
 pub use engine::{load, Loaded};
 pub use outgoing::Outgoing;
-pub use server::{serve, Server};
+pub use server::{serve, Limits, Server};
 
 /// The queen-sqs component, built for wasm32-wasip2 by build.rs and embedded here.
 pub static COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/queen_sqs.wasm"));

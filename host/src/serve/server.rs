@@ -1,14 +1,32 @@
 //! The listener: HTTP/1.1 with keep-alive, one fresh store and instance per request.
+//!
+//! Hardened against clients that send little or nothing (issue 10):
+//! - a request head must arrive within `header_timeout` (hyper closes the connection);
+//! - a head hyper parses but that names no usable authority is a 400 (HTTP/1.0 without
+//!   `Host` is served, addressed by the listener's own address);
+//! - the body is read HERE, before any component instance is taken, within
+//!   `body_timeout` (408 and the connection closed otherwise); a body that ends before its
+//!   declared length, or a chunked body without its last chunk, is a 400 and never reaches
+//!   the component;
+//! - instances are budgeted by a semaphore no larger than the pool, so the pool is never
+//!   exhausted: a request that finds no slot within `SLOT_WAIT` is answered as a retryable
+//!   throttle in its own protocol (SQS JSON, SQS Query, SNS), never a 500. Long polls
+//!   (`ReceiveMessage`) may take at most four fifths of the slots, so sends, deletes and
+//!   publishes are served while receivers wait.
 
-use super::engine::{Loaded, State};
+use super::engine::{Loaded, State, MAX_CONCURRENT_INSTANCES};
 use super::outgoing::Outgoing;
 use anyhow::Result;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
+use hyper_util::rt::TokioTimer;
+use queen_sqs::wire;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::ResourceTable;
 use wasmtime::Store;
 use wasmtime_wasi::WasiCtx;
@@ -17,26 +35,194 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpView};
 
+/// How long a request waits for an instance slot before it is throttled.
+const SLOT_WAIT: Duration = Duration::from_millis(250);
+
+/// The listener's limits, from `QUEEN_SQS_HEADER_TIMEOUT_MS`, `QUEEN_SQS_BODY_TIMEOUT_MS` and
+/// `QUEEN_SQS_MAX_INFLIGHT` (host-only variables; the component ignores them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// From the connection's first byte (or the end of the previous request) to the end of
+    /// the request head.
+    pub header_timeout: Duration,
+    /// From the end of the head to the end of the body.
+    pub body_timeout: Duration,
+    /// Requests inside the component at once (at most the instance pool's size).
+    pub max_inflight: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_inflight: MAX_CONCURRENT_INSTANCES,
+        }
+    }
+}
+
+impl Limits {
+    /// Reads the limits from the configuration; an error names the variable to fix.
+    pub fn from_env(env: &[(String, String)]) -> Result<Limits, String> {
+        let mut limits = Limits::default();
+        let get = |name: &str| {
+            env.iter()
+                .rev()
+                .find(|(k, v)| k == name && !v.trim().is_empty())
+                .map(|(_, v)| v.trim().to_string())
+        };
+        let ms = |name: &str, max: u64| -> Result<Option<Duration>, String> {
+            match get(name) {
+                None => Ok(None),
+                Some(v) => match v.parse::<u64>() {
+                    Ok(n) if (1..=max).contains(&n) => Ok(Some(Duration::from_millis(n))),
+                    _ => Err(format!(
+                        "{name} must be a whole number of milliseconds from 1 to {max}, got {v:?}"
+                    )),
+                },
+            }
+        };
+        if let Some(d) = ms("QUEEN_SQS_HEADER_TIMEOUT_MS", 600_000)? {
+            limits.header_timeout = d;
+        }
+        if let Some(d) = ms("QUEEN_SQS_BODY_TIMEOUT_MS", 600_000)? {
+            limits.body_timeout = d;
+        }
+        if let Some(v) = get("QUEEN_SQS_MAX_INFLIGHT") {
+            match v.parse::<u32>() {
+                Ok(n) if (1..=MAX_CONCURRENT_INSTANCES).contains(&n) => limits.max_inflight = n,
+                _ => {
+                    return Err(format!(
+                        "QUEEN_SQS_MAX_INFLIGHT must be an integer from 1 to {MAX_CONCURRENT_INSTANCES}, got {v:?}"
+                    ))
+                }
+            }
+        }
+        Ok(limits)
+    }
+
+    /// Slots a long poll may take: all but a fifth, kept for everything else.
+    fn waiting_slots(&self) -> u32 {
+        (self.max_inflight - self.max_inflight / 5).max(1)
+    }
+}
+
 /// What every request's instance is given.
 pub struct Server {
     loaded: Loaded,
     /// The configuration, passed to the component as environment variables.
     env: Vec<(String, String)>,
     outgoing: Outgoing,
+    limits: Limits,
+    /// One permit per instance a request may hold.
+    slots: Arc<Semaphore>,
+    /// The share of `slots` long polls may hold.
+    waiting_slots: Arc<Semaphore>,
+}
+
+/// What a request holds while it is inside the component.
+struct Permits {
+    _slot: OwnedSemaphorePermit,
+    _waiting: Option<OwnedSemaphorePermit>,
 }
 
 impl Server {
+    /// A server whose limits come from `env` (a bad value falls back to the default with a
+    /// line on stderr; the command line refuses it before it gets here).
     pub fn new(loaded: Loaded, env: Vec<(String, String)>, outgoing: Outgoing) -> Arc<Server> {
+        let limits = Limits::from_env(&env).unwrap_or_else(|e| {
+            eprintln!("queen-sqs-host: {e}; using the default");
+            Limits::default()
+        });
+        Server::with_limits(loaded, env, outgoing, limits)
+    }
+
+    pub fn with_limits(
+        loaded: Loaded,
+        env: Vec<(String, String)>,
+        outgoing: Outgoing,
+        limits: Limits,
+    ) -> Arc<Server> {
         Arc::new(Server {
             loaded,
             env,
             outgoing,
+            slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
+            waiting_slots: Arc::new(Semaphore::new(limits.waiting_slots() as usize)),
+            limits,
         })
+    }
+
+    /// A slot for a request (and a long-poll slot for one that may wait), or None when
+    /// none frees up within `SLOT_WAIT`.
+    async fn take_slot(&self, may_wait: bool) -> Option<Permits> {
+        let take = async {
+            let waiting = if may_wait {
+                Some(self.waiting_slots.clone().acquire_owned().await.ok()?)
+            } else {
+                None
+            };
+            let slot = self.slots.clone().acquire_owned().await.ok()?;
+            Some(Permits {
+                _slot: slot,
+                _waiting: waiting,
+            })
+        };
+        tokio::time::timeout(SLOT_WAIT, take).await.ok().flatten()
     }
 
     async fn handle(
         self: Arc<Self>,
         req: hyper::Request<hyper::body::Incoming>,
+        local: SocketAddr,
+    ) -> hyper::Response<HyperOutgoingBody> {
+        let (mut parts, body) = req.into_parts();
+        if let Err(why) = check_authority(&mut parts, local) {
+            return plain(400, why, true);
+        }
+        let declared = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let too_large = |parts: &http::request::Parts| {
+            let head = plain_request(parts, Vec::new());
+            close(queen_sqs::service::body_too_large(&head, &request_id()).into_hyper())
+        };
+        if declared.is_some_and(|n| n > wire::MAX_BODY_BYTES as u64) {
+            return too_large(&parts);
+        }
+        let bytes = match tokio::time::timeout(self.limits.body_timeout, read_capped(body)).await {
+            Err(_) => return plain(408, "the request body did not arrive in time", true),
+            Ok(Err(BodyError::TooLarge)) => return too_large(&parts),
+            Ok(Err(BodyError::Incomplete)) => {
+                return plain(
+                    400,
+                    "the request body ended before its declared length; nothing was done",
+                    true,
+                )
+            }
+            Ok(Ok(bytes)) => bytes,
+        };
+        let caller = wire::caller(&plain_request(&parts, bytes.to_vec()));
+        let Some(permits) = self.take_slot(caller.may_wait).await else {
+            return wire::throttled(caller, &request_id()).into_hyper();
+        };
+        let req = hyper::Request::from_parts(parts, Full::new(bytes));
+        match self.clone().run(req, permits).await {
+            Ok(resp) => resp,
+            Err(e) => {
+                eprintln!("queen-sqs-host: request failed: {e:#}");
+                wire::internal_error(caller, &request_id()).into_hyper()
+            }
+        }
+    }
+
+    /// Runs the component on a request whose body is already in memory.
+    async fn run(
+        self: Arc<Self>,
+        req: hyper::Request<Full<Bytes>>,
+        permits: Permits,
     ) -> Result<hyper::Response<HyperOutgoingBody>> {
         let mut wasi = WasiCtx::builder();
         wasi.envs(&self.env).inherit_stderr();
@@ -54,13 +240,21 @@ impl Server {
             .new_incoming_request(Scheme::Http, req)?;
         let out = store.data_mut().http().new_response_outparam(sender)?;
         let pre = self.loaded.pre.clone();
-        // The guest may go on writing the body after it has handed over the head.
+        // The guest may go on writing the body after it has handed over the head. The slot is
+        // given back only once the store (and so the instance) is gone.
         let task = tokio::task::spawn(async move {
-            let proxy = pre.instantiate_async(&mut store).await?;
-            proxy
-                .wasi_http_incoming_handler()
-                .call_handle(&mut store, req, out)
-                .await
+            let result = match pre.instantiate_async(&mut store).await {
+                Ok(proxy) => {
+                    proxy
+                        .wasi_http_incoming_handler()
+                        .call_handle(&mut store, req, out)
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            drop(store);
+            drop(permits);
+            result
         });
         match receiver.await {
             Ok(Ok(resp)) => Ok(resp),
@@ -77,20 +271,147 @@ impl Server {
     }
 }
 
-/// A plain 500 for a request the component could not answer (a trap, an exhausted pool).
-fn internal_error(why: &anyhow::Error) -> hyper::Response<HyperOutgoingBody> {
-    eprintln!("queen-sqs-host: request failed: {why:#}");
-    let body = Full::new(Bytes::from_static(
-        b"{\"__type\":\"com.amazonaws.sqs#InternalError\",\"message\":\"The request processing has failed because of an unknown error, exception or failure.\"}",
-    ))
-    .map_err(|never| match never {})
-    .boxed_unsync();
-    let mut resp = hyper::Response::new(body);
-    *resp.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+/// Makes sure the request names the authority it was sent to (wasi-http needs one; SigV4
+/// signs it; queue URLs are built from it). HTTP/1.1 requires `Host` (RFC 9112 §3.2): a
+/// missing, empty, repeated or unparsable one is refused. HTTP/1.0 may leave it out: the
+/// listener's own address stands in.
+fn check_authority(parts: &mut http::request::Parts, local: SocketAddr) -> Result<(), &'static str> {
+    if parts.uri.authority().is_some() {
+        // Absolute form: the URI's authority wins over Host (RFC 9112 §3.2.2).
+        return Ok(());
+    }
+    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => Err("more than one Host header"),
+        (Some(host), None) => {
+            let ok = host
+                .to_str()
+                .ok()
+                .filter(|h| !h.is_empty() && !h.contains('@'))
+                .and_then(|h| h.parse::<http::uri::Authority>().ok())
+                .is_some_and(|a| {
+                    !a.host().is_empty()
+                        && a.as_str().rsplit_once(':').is_none_or(|(_, port)| {
+                            a.as_str().ends_with(']') || port.parse::<u16>().is_ok()
+                        })
+                });
+            if ok {
+                Ok(())
+            } else {
+                Err("the Host header is not a valid host[:port]")
+            }
+        }
+        (None, _) if parts.version <= http::Version::HTTP_10 => {
+            let value = http::HeaderValue::from_str(&local.to_string())
+                .map_err(|_| "no Host header")?;
+            parts.headers.insert(http::header::HOST, value);
+            Ok(())
+        }
+        (None, _) => Err("an HTTP/1.1 request must carry a Host header"),
+    }
+}
+
+enum BodyError {
+    TooLarge,
+    /// The body's stream failed: shorter than its Content-Length, or a chunked body that
+    /// ended without its last chunk.
+    Incomplete,
+}
+
+/// Reads the whole body, at most `MAX_BODY_BYTES` (a chunked body declares no length).
+async fn read_capped(mut body: hyper::body::Incoming) -> Result<Bytes, BodyError> {
+    let mut out = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| BodyError::Incomplete)?;
+        if let Ok(data) = frame.into_data() {
+            if out.len() + data.len() > wire::MAX_BODY_BYTES {
+                return Err(BodyError::TooLarge);
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out.freeze())
+}
+
+/// The request as the queen-sqs crate sees it, for the answers made here.
+fn plain_request(parts: &http::request::Parts, body: Vec<u8>) -> queen_sqs::http::Request {
+    queen_sqs::http::Request {
+        method: parts.method.as_str().to_string(),
+        path_and_query: parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| "/".into()),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body,
+        scheme: "http".into(),
+    }
+}
+
+fn request_id() -> String {
+    let mut b = [0u8; 16];
+    let _ = getrandom::fill(&mut b);
+    queen_sqs::service::format_request_id(&b)
+}
+
+trait IntoHyper {
+    fn into_hyper(self) -> hyper::Response<HyperOutgoingBody>;
+}
+
+impl IntoHyper for queen_sqs::http::Response {
+    fn into_hyper(self) -> hyper::Response<HyperOutgoingBody> {
+        let body = Full::new(Bytes::from(self.body))
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        let mut resp = hyper::Response::new(body);
+        *resp.status_mut() =
+            hyper::StatusCode::from_u16(self.status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+        for (k, v) in self.headers {
+            if let (Ok(k), Ok(v)) = (
+                http::HeaderName::from_bytes(k.as_bytes()),
+                http::HeaderValue::from_str(&v),
+            ) {
+                resp.headers_mut().append(k, v);
+            }
+        }
+        resp
+    }
+}
+
+/// Asks hyper to close the connection after this answer (the rest of the request, if any,
+/// is not worth reading).
+fn close(mut resp: hyper::Response<HyperOutgoingBody>) -> hyper::Response<HyperOutgoingBody> {
     resp.headers_mut().insert(
-        "content-type",
-        http::HeaderValue::from_static("application/x-amz-json-1.0"),
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
     );
+    resp
+}
+
+/// An HTTP-level refusal, before the request is known to be SQS or SNS.
+fn plain(status: u16, why: &'static str, close_after: bool) -> hyper::Response<HyperOutgoingBody> {
+    let body = Full::new(Bytes::from(format!("{why}\n")))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut resp = hyper::Response::new(body);
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    if close_after {
+        resp = close(resp);
+    }
     resp
 }
 
@@ -107,18 +428,19 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>) -> Result<()> {
             }
         };
         let _ = stream.set_nodelay(true);
+        let local = stream
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
         let server = server.clone();
         tokio::task::spawn(async move {
+            let header_timeout = server.limits.header_timeout;
             let service = hyper::service::service_fn(move |req| {
                 let server = server.clone();
-                async move {
-                    Ok::<_, std::convert::Infallible>(match server.handle(req).await {
-                        Ok(resp) => resp,
-                        Err(e) => internal_error(&e),
-                    })
-                }
+                async move { Ok::<_, std::convert::Infallible>(server.handle(req, local).await) }
             });
             let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
