@@ -10,12 +10,16 @@
 #      an engine and a database of its own, then the same real-client suites against
 #      an endpoint fronting one engine.
 #
-# Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES=embedded or =engine
-# runs one lane only.
+#   3. a cluster (scripts/cluster-lane.sh): two facade replicas over two engine nodes
+#      meshed over one PostgreSQL, the real-client suites through a round-robin front,
+#      and tests/cluster (engine node killed under load, readiness, cross-replica polls).
+#
+# Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES (default "embedded
+# engine cluster") picks lanes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LANES=${QUEEN_SQS_TEST_LANES:-embedded engine}
+LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster}
 
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
@@ -114,6 +118,15 @@ if [[ " $LANES " == *" engine "* ]]; then
     failed=1
   fi
   lane_done "Queen engine" "$started" "$failed"
+fi
+
+# --- lane 3: two replicas over a two-node engine cluster ---------------------------------
+if [[ " $LANES " == *" cluster "* ]]; then
+  lane_header "cluster: 2 replicas over 2 Queen engine nodes (mesh)"
+  started=$SECONDS
+  failed=0
+  scripts/cluster-lane.sh || failed=1
+  lane_done "cluster" "$started" "$failed"
 fi
 
 echo
