@@ -92,7 +92,7 @@ if [[ " $LANES " == *" engine "* ]]; then
       # The host's SQS and SNS integration tests (and readiness, which stops and restarts
       # its broker), not the broker_* ones: those test the embedded broker itself.
       targets=()
-      for f in host/tests/sqs_*.rs host/tests/sns_*.rs host/tests/readiness.rs; do
+      for f in host/tests/sqs_*.rs host/tests/sns_*.rs host/tests/readiness.rs host/tests/engine_*.rs; do
         [ -e "$f" ] && targets+=(--test "$(basename "$f" .rs)")
       done
       echo "== Rust tests: the SQS and SNS integration tests, an engine per test"

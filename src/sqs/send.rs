@@ -259,6 +259,13 @@ async fn deliver<T: Transport>(
     let mut out = Vec::with_capacity(msgs.len());
     for (i, (_, m)) in msgs.iter().enumerate() {
         let mut answer = digests(&m.envelope);
+        // The released engine answers `buffered` when it could not reach its database and
+        // spooled the message to disk for a later replay: not stored yet, and the broker is
+        // in trouble, so the client is told to retry (a replay plus a retry is a duplicate,
+        // which at-least-once allows; never a message acknowledged and lost).
+        let spooled = push_of[i]
+            .and_then(|j| pushed.get(j))
+            .is_some_and(|p| p.status == PushStatus::NotStored("buffered".into()));
         let landed = if let Some(p) = push_of[i].and_then(|j| pushed.get(j)) {
             match p.status {
                 PushStatus::Queued | PushStatus::Duplicate => {
@@ -283,7 +290,14 @@ async fn deliver<T: Transport>(
         } else {
             false
         };
-        out.push(if landed { Ok(answer) } else { Err(internal()) });
+        out.push(match (landed, spooled) {
+            (true, _) => Ok(answer),
+            (false, true) => Err(ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                "The broker could not store the message now; it was not sent.",
+            )),
+            (false, false) => Err(internal()),
+        });
     }
     Ok(out)
 }

@@ -87,8 +87,18 @@ impl TestBroker {
     /// A fresh broker of this run's lane, with its data (the SQLite file, or the engine's
     /// log and file buffer) in `data_dir`.
     pub async fn start(data_dir: PathBuf) -> Arc<TestBroker> {
+        TestBroker::start_with(data_dir, &[]).await
+    }
+
+    /// [`TestBroker::start`], with engine settings on top of the lane's (ignored by the
+    /// embedded broker, which has none of them).
+    pub async fn start_with(data_dir: PathBuf, engine_env: &[(&str, &str)]) -> Arc<TestBroker> {
         if let Some(bin) = engine_bin() {
-            let engine = Engine::start(bin, &data_dir).await;
+            let extra = engine_env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let engine = Engine::start(bin, &data_dir, extra).await;
             return Arc::new(TestBroker {
                 addr: engine.addr,
                 data_dir,
@@ -338,7 +348,7 @@ fn psql(sql: &str) -> Result<(), String> {
 }
 
 /// One SQL statement in `database`; answers its unaligned, tuples-only output.
-fn psql_in(database: &str, sql: &str) -> Result<String, String> {
+pub fn psql_in(database: &str, sql: &str) -> Result<String, String> {
     let out = Command::new("psql")
         .args([
             "-h",
@@ -376,12 +386,14 @@ pub struct Engine {
     bin: PathBuf,
     dir: PathBuf,
     mesh_port: u16,
+    /// Settings on top of the lane's.
+    extra: Vec<(String, String)>,
     child: Mutex<Option<Child>>,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
 impl Engine {
-    async fn start(bin: PathBuf, dir: &Path) -> Engine {
+    async fn start(bin: PathBuf, dir: &Path, extra: Vec<(String, String)>) -> Engine {
         let database = format!("qs_test_{}", random_hex(8));
         let create = format!("CREATE DATABASE \"{database}\"");
         tokio::task::spawn_blocking(move || psql(&create))
@@ -399,6 +411,7 @@ impl Engine {
             bin,
             dir: dir.to_path_buf(),
             mesh_port: 0,
+            extra,
             child: Mutex::new(None),
             client: Client::builder(TokioExecutor::new()).build(HttpConnector::new()),
         };
@@ -446,6 +459,7 @@ impl Engine {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .envs(engine_settings())
+            .envs(self.extra.iter().cloned())
             .env("PG_PORT", pg_port().to_string())
             .env("PG_DATABASE", &self.database)
             .env("PORT", self.addr.port().to_string())
