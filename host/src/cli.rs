@@ -112,12 +112,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
     };
 
     // Defaults for the zero-setup run, announced only once the whole configuration is valid.
-    let mut notices: Vec<&str> = Vec::new();
+    let mut notices: Vec<String> = Vec::new();
     if !has(&env, "QUEEN_SQS_HANDLE_SECRET") {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        notices.push("QUEEN_SQS_HANDLE_SECRET is not set; generated one for this process. Set it before running a second replica, or receipt handles will not travel between them.");
+        if has(&env, "QUEEN_URL") {
+            // In front of a shared broker this host may be one replica of several: a secret of
+            // its own would make every other replica refuse its receipt handles.
+            anyhow::bail!(
+                "set QUEEN_SQS_HANDLE_SECRET (the same on every replica) when QUEEN_URL names a shared broker"
+            );
+        }
+        let (secret, note) = kept_handle_secret(&args.data_dir)?;
+        notices.push(note);
         env.push(("QUEEN_SQS_HANDLE_SECRET".into(), secret));
     }
     let auth_off = env
@@ -125,7 +130,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .any(|(k, v)| k == "QUEEN_SQS_AUTH" && v.trim() == "off");
     if !auth_off && !has(&env, "QUEEN_SQS_CREDENTIALS") {
         notices.push(
-            "QUEEN_SQS_CREDENTIALS is not set; accepting the development key pair test/test.",
+            "QUEEN_SQS_CREDENTIALS is not set; accepting the development key pair test/test."
+                .to_string(),
         );
         env.push(("QUEEN_SQS_CREDENTIALS".into(), "test:test:".into()));
     }
@@ -186,6 +192,45 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The embedded default's receipt-handle secret: generated once and kept in the data
+/// directory (owner-only), so a restart does not turn every in-flight handle into
+/// `ReceiptHandleIsInvalid`, which SDKs do not retry. Answers the secret and the notice.
+fn kept_handle_secret(data_dir: &std::path::Path) -> anyhow::Result<(String, String)> {
+    let path = data_dir.join("handle-secret");
+    if let Ok(kept) = std::fs::read_to_string(&path) {
+        let kept = kept.trim().to_string();
+        if kept.len() >= queen_sqs::config::MIN_HANDLE_SECRET_BYTES {
+            let note = format!(
+                "QUEEN_SQS_HANDLE_SECRET is not set; using the one kept in {}.",
+                path.display()
+            );
+            return Ok((kept, note));
+        }
+    }
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", data_dir.display()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options
+        .open(&path)
+        .map_err(|e| anyhow::anyhow!("cannot keep the handle secret in {}: {e}", path.display()))?;
+    std::io::Write::write_all(&mut file, secret.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot keep the handle secret in {}: {e}", path.display()))?;
+    let note = format!(
+        "QUEEN_SQS_HANDLE_SECRET is not set; generated one and kept it in {} (set the variable before running a second replica).",
+        path.display()
+    );
+    Ok((secret, note))
 }
 
 async fn shutdown_signal() {

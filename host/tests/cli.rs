@@ -61,3 +61,53 @@ fn bad_flags_are_refused_with_usage() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage"));
 }
+
+#[test]
+fn a_shared_broker_needs_a_handle_secret() {
+    let out = host()
+        .env_remove("QUEEN_SQS_HANDLE_SECRET")
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .output()
+        .expect("run host");
+    assert!(!out.status.success(), "started in front of QUEEN_URL with no secret");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("QUEEN_SQS_HANDLE_SECRET"), "{stderr}");
+}
+
+/// The embedded default keeps the secret it generated: a restart leaves handles valid.
+#[test]
+fn the_embedded_default_keeps_its_generated_secret() {
+    let dir = std::env::temp_dir().join(format!("queen-sqs-cli-secret-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = || {
+        let mut child = host()
+            .env_remove("QUEEN_URL")
+            .env_remove("QUEEN_SQS_HANDLE_SECRET")
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&dir)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run host");
+        // The secret is kept before the endpoint listens; wait for the file, then stop.
+        let path = dir.join("handle-secret");
+        for _ in 0..200 {
+            if std::fs::read_to_string(&path).map_or(false, |s| s.len() >= 16) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        std::fs::read_to_string(&path).expect("a kept secret")
+    };
+    let first = run();
+    let second = run();
+    assert_eq!(first, second, "a restart generated a new secret");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join("handle-secret")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "the secret file is readable by others: {mode:o}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
