@@ -6,6 +6,15 @@ pub fn valid_sqs_body(s: &str) -> bool {
     s.chars().all(allowed_char)
 }
 
+/// AWS's tag character rule, `^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$`, for keys and values alike.
+pub fn valid_tag_text(s: &str) -> bool {
+    s.chars().all(|c| {
+        c.is_alphanumeric()
+            || (c.is_whitespace() && !c.is_control())
+            || matches!(c, '_' | '.' | ':' | '/' | '=' | '+' | '-' | '@')
+    })
+}
+
 pub(crate) fn allowed_char(c: char) -> bool {
     // A Rust `char` is never a surrogate, so #xD800-#xDFFF cannot occur here.
     matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
@@ -14,6 +23,15 @@ pub(crate) fn allowed_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tag_text_is_awss_character_set() {
+        assert!(valid_tag_text("team: ops/eu-1 =+@_.é 数"));
+        assert!(valid_tag_text(""));
+        for bad in ["a\u{0}b", "tab\there", "new\nline", "semi;colon", "<x>", "\u{FFFE}"] {
+            assert!(!valid_tag_text(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn accepts_the_allowed_ranges() {

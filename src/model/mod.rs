@@ -9,7 +9,7 @@ pub mod md5;
 pub mod sequence;
 
 pub use attrs::{attrs_from_api, attrs_to_api, AttrData, AttrValue, Attrs, MAX_ATTRIBUTES};
-pub use body::valid_sqs_body;
+pub use body::{valid_sqs_body, valid_tag_text};
 pub use envelope::Envelope;
 pub use handle::{mint, open, HandleError, ReceiptHandle};
 pub use md5::{md5_of_body, md5_of_message_attributes};

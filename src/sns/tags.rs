@@ -41,6 +41,12 @@ pub fn check(tags: &[(&str, &str)]) -> Result<(), ApiError> {
                 format!("A tag value must be at most {MAX_VALUE} characters long"),
             ));
         }
+        if !crate::model::valid_tag_text(k) || !crate::model::valid_tag_text(v) {
+            return Err(invalid_because(
+                "Tags",
+                "Tag keys and values may contain only Unicode letters, digits, whitespace and _ . : / = + - @",
+            ));
+        }
     }
     Ok(())
 }

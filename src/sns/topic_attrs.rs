@@ -71,6 +71,9 @@ pub fn normalize(name: &str, value: &str, fifo: bool, when: When) -> Result<Stri
         }
     };
     match name {
+        "DisplayName" | "KmsMasterKeyId" if !crate::model::valid_sqs_body(value) => Err(
+            invalid_because(name, "contains characters XML 1.0 does not allow"),
+        ),
         "DisplayName" | "KmsMasterKeyId" => Ok(value.to_string()),
         "Policy" | "DeliveryPolicy" => json_object(name, value),
         "ArchivePolicy" => {

@@ -30,6 +30,11 @@ fn check_pair(key: &str, value: &str) -> Result<(), ApiError> {
             "Tag values must be between 0 and 256 characters in length.",
         ));
     }
+    if !crate::model::valid_tag_text(key) || !crate::model::valid_tag_text(value) {
+        return Err(bad(
+            "Tag keys and values may contain only Unicode letters, digits, whitespace and _ . : / = + - @.",
+        ));
+    }
     Ok(())
 }
 

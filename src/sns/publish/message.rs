@@ -67,6 +67,14 @@ pub fn prepare(topic: &TopicRecord, p: &Params<'_>) -> Result<Entry, ApiError> {
         Some(Value::String(_)) | None => return Err(invalid("Empty message")),
         Some(_) => return Err(invalid("Message")),
     };
+    // A message reaches an SQS queue, whose bodies are XML 1.0 characters only (and raw
+    // delivery answers it in XML to Query clients): refused here, where the client can read why.
+    if !crate::model::valid_sqs_body(published) {
+        return Err(invalid_because(
+            "Message",
+            "Message contains characters outside the allowed set (#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF)",
+        ));
+    }
     let size = raw_size(p);
     if size > MAX_BYTES {
         return Err(invalid("Message too long"));
