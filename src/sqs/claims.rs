@@ -1,63 +1,80 @@
-//! FIFO claims of several messages: the records that let deletes and visibility changes
-//! act on a claim as one gesture.
+//! FIFO claims: the one record per message group that lets deletes act on a claim of
+//! several messages one by one, in any order, without ever completing a message nobody
+//! deleted.
 //!
 //! A FIFO receive pops a run of one message group under ONE lease (a claim). The broker
 //! settles a claim only from the front: acking message k `completed` completes everything
-//! below k, `retry` releases the whole claim, an extension extends all of it. SQS clients
-//! delete messages one by one and in any order, so:
+//! below k. SQS clients delete one by one and in any order, so the facade keeps, per group
+//! (partition), ONE record `qs:fc:<queue>:<partitionId>`:
 //!
-//! - **Claim record** `qs:fc:<leaseId>`, written at receive for claims of more than one
-//!   message (single-message claims need none and settle exactly as on a standard queue):
-//!   `{"partitionId", "txns", "ids", "deleted", "untilMs"}`: the claim's transaction ids
-//!   and message ids in offset order, the message ids the client has deleted, and when
-//!   the record may go (lease end + 60 s; refreshed by an extension). A delete adds its
-//!   ids to `deleted` under compare-and-set, computes the longest all-deleted prefix of
-//!   the claim and, when that prefix grew, acks `completed` its last message: the broker
-//!   completes the rest. A message deleted out of order stays recorded until the prefix
-//!   reaches it. The record goes when the whole claim is deleted or released.
-//! - **Delete-set** `qs:fd:<queue>:<partitionId>` = `{"ids": [...]}`: message ids deleted
-//!   out of order, reachable by partition (ttl = the queue's retention). If the lease ends
-//!   with such deletes pending, the group is redelivered from its first unacked message,
-//!   including messages the client already deleted. Receive reads the delete-set of every
-//!   claimed partition (one KV call): a claim's LEADING deleted messages are acked on the
-//!   way through, and any later deleted message is withheld and entered in the new
-//!   claim's record as already deleted, so the prefix rule still covers it.
+//! `{"lease", "txns", "ids", "deleted"}`: the lease of the group's NEWEST claim, that
+//! claim's messages not yet known to be acked (transaction ids and message ids, in offset
+//! order), and the message ids deleted and not yet acked.
+//!
+//! - **A delete** is a compare-and-set that adds its ids to `deleted`, but only while the
+//!   record names the handle's lease: once the group was received again the lease differs
+//!   and a stale handle deletes nothing (SQS: "the request succeeds, but the message will
+//!   not be deleted"). Before that, even after the lease ran out or was released, the
+//!   newest handle deletes, as on SQS. That write is the delete; the ack follows it:
+//!   `completed` of the last message of the longest all-deleted prefix (the broker
+//!   completes the rest), then the acked ids are pruned from the record. An ack that
+//!   finds its lease gone leaves them recorded for the next receive.
+//! - **A receive** reads the records of the groups it claimed (one KV call): a claim's
+//!   LEADING deleted messages are acked on the way through, later deleted ones are
+//!   withheld; then the record is rewritten, compare-and-set, naming the new lease. A
+//!   claim of one message with nothing recorded needs no record and writes none.
+//! - **No delete acks cumulatively without the record**: one record per group, rewritten
+//!   by every receive and delete with a lifetime longer than any lease can last (a lease
+//!   ends at most 12 hours after its receive, `settle::check_total_visibility`), so a
+//!   record cannot expire under a live lease. Without a record the claim is a single
+//!   message, or settled.
+//! - Records written before this layout (`qs:fc:<leaseId>`) are honoured by refusing to
+//!   ack through them: such a delete answers success and the claim comes back when its
+//!   lease ends.
 //!
 //! Message ids, not transaction ids, name deleted messages: a FIFO transaction id is the
 //! deduplication id, which a later message of the same group may legitimately reuse once
 //! the deduplication window has passed.
 
+use super::registry::QueueRecord;
 use crate::http::Transport;
-use crate::queen::{Ack, KvOp, KvResult};
+use crate::queen::{Ack, KvOp, KvResult, PoppedMessage};
 use crate::service::Ctx;
-use crate::wire::ApiError;
+use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
-/// A claim record outlives its lease by this much, so a delete racing the expiry still
-/// finds it.
-const RECORD_GRACE_MS: i64 = 60_000;
-/// Compare-and-set attempts before a record update gives up.
-const CAS_TRIES: usize = 8;
+/// Compare-and-set attempts before a record update gives up (each refusal carries the
+/// current value, so a retry costs one call).
+const CAS_TRIES: usize = 32;
+/// A lease ends at most this long after its receive (SQS's cap on total visibility).
+const MAX_LEASE_SECONDS: u64 = 12 * 3600;
+/// Margin for clock skew between the replicas that mint and extend a claim.
+const RECORD_MARGIN_SECONDS: u64 = 3600;
 
-pub fn claim_key(lease_id: &str) -> String {
+pub fn record_key(queue: &str, partition_id: &str) -> String {
+    format!("qs:fc:{queue}:{partition_id}")
+}
+
+/// The per-claim record of earlier versions.
+fn legacy_key(lease_id: &str) -> String {
     format!("qs:fc:{lease_id}")
 }
 
-pub fn deleted_key(queue: &str, partition_id: &str) -> String {
-    format!("qs:fd:{queue}:{partition_id}")
+/// How long a record lives from its last write: past any lease of its claim, and as long
+/// as the queue keeps messages (a recorded delete must meet its message's redelivery).
+fn record_ttl(q: &QueueRecord) -> u64 {
+    q.retention_seconds().max(MAX_LEASE_SECONDS) + RECORD_MARGIN_SECONDS
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimRecord {
-    pub partition_id: String,
+    pub lease: String,
     pub txns: Vec<String>,
     pub ids: Vec<String>,
     #[serde(default)]
     pub deleted: Vec<String>,
-    #[serde(default)]
-    pub until_ms: i64,
 }
 
 impl ClaimRecord {
@@ -69,273 +86,338 @@ impl ClaimRecord {
             .count()
     }
 
-    pub fn all_deleted(&self) -> bool {
-        self.prefix_len() == self.ids.len()
-    }
-
     pub fn holds(&self, message_id: &str) -> bool {
         self.ids.iter().any(|i| i == message_id)
     }
 
-    fn ttl_seconds(&self, now_ms: i64) -> u64 {
-        ((self.until_ms - now_ms).max(1000) / 1000) as u64 + 1
+    /// Worth keeping: a claim of several messages, or deletes not yet acked.
+    fn needed(&self) -> bool {
+        self.ids.len() > 1 || !self.deleted.is_empty()
+    }
+
+    /// Forgets `acked` (now below the broker's cursor).
+    fn prune(&mut self, acked: &[String]) {
+        let keep: Vec<bool> = self.ids.iter().map(|i| !acked.contains(i)).collect();
+        let mut k = keep.iter();
+        self.txns.retain(|_| *k.next().unwrap_or(&true));
+        self.ids.retain(|i| !acked.contains(i));
+        self.deleted.retain(|i| !acked.contains(i));
     }
 }
 
-/// The record of a claim, with its version.
-#[derive(Debug, Clone)]
+/// A record with its version (0: absent).
+#[derive(Debug, Clone, Default)]
 pub struct Stored {
-    pub record: ClaimRecord,
+    pub record: Option<ClaimRecord>,
     pub version: i64,
 }
 
-fn parse(r: &KvResult) -> Option<Stored> {
-    let row = r.row()?;
-    let record = serde_json::from_value(row.value).ok()?;
-    Some(Stored {
-        record,
-        version: row.version,
-    })
+fn stored_of(r: &KvResult) -> Stored {
+    match r.row() {
+        Some(row) => Stored {
+            record: serde_json::from_value(row.value).ok(),
+            version: row.version,
+        },
+        None => Stored::default(),
+    }
 }
 
-/// The records of several leases, in order, in one KV call.
-pub async fn load<T: Transport>(
+/// What a refused compare-and-set says is there now.
+fn current_of(r: &KvResult) -> Stored {
+    if r.value.is_null() || r.version == 0 {
+        return Stored::default();
+    }
+    Stored {
+        record: serde_json::from_value(r.value.clone()).ok(),
+        version: r.version,
+    }
+}
+
+/// The write that makes the stored record `next` (or removes it), compare-and-set.
+fn write_op(q: &QueueRecord, key: &str, before: &Stored, next: &ClaimRecord) -> Option<KvOp> {
+    let expect = Some(before.version);
+    if next.needed() {
+        Some(KvOp::put_ttl(key, json!(next), record_ttl(q), expect))
+    } else if before.version != 0 {
+        Some(KvOp::delete(key, expect))
+    } else {
+        None
+    }
+}
+
+fn contention() -> ApiError {
+    ApiError::new(
+        ErrorCode::InternalError,
+        "The message could not be deleted (contention); try again.",
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Deletes
+
+/// Where the deletes of one claim stand.
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    /// The group's record.
+    Recorded(Stored),
+    /// No record: a claim of one message, or settled.
+    Unrecorded,
+    /// Only a record of the earlier layout: never ack through it.
+    Legacy,
+}
+
+/// The records of the claims `(partitionId, leaseId)`, in order, in one KV call.
+pub async fn lookup<T: Transport>(
     ctx: &Ctx<'_, T>,
-    leases: &[String],
-) -> Result<Vec<Option<Stored>>, ApiError> {
-    if leases.is_empty() {
+    q: &QueueRecord,
+    claims: &[(String, String)],
+) -> Result<Vec<Lookup>, ApiError> {
+    let mut keys: Vec<String> = Vec::new();
+    for (pid, lease) in claims {
+        for k in [record_key(&q.name, pid), legacy_key(lease)] {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let ops = leases.iter().map(|l| KvOp::get(claim_key(l))).collect();
-    let r = ctx.queen.kv_results(ops).await?;
-    Ok(r.iter().map(parse).collect())
-}
-
-/// A new claim's record: lease end + grace.
-pub fn new_record(
-    partition_id: &str,
-    txns: Vec<String>,
-    ids: Vec<String>,
-    deleted: Vec<String>,
-    now_ms: i64,
-    lease_s: u64,
-) -> ClaimRecord {
-    ClaimRecord {
-        partition_id: partition_id.to_string(),
-        txns,
-        ids,
-        deleted,
-        until_ms: now_ms + lease_s as i64 * 1000 + RECORD_GRACE_MS,
-    }
-}
-
-/// Writes new claim records, all in one KV call. Best effort is NOT enough here: without
-/// its record a claim's deletes would complete everything below them, so a failure is
-/// the receive's failure.
-pub async fn write_new<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    records: &[(String, ClaimRecord)],
-) -> Result<(), ApiError> {
-    if records.is_empty() {
-        return Ok(());
-    }
-    let ops = records
+    let r = ctx
+        .queen
+        .kv_results(keys.iter().map(|k| KvOp::get(k.clone())).collect())
+        .await?;
+    let at = |k: &str| keys.iter().position(|x| x == k).and_then(|i| r.get(i));
+    Ok(claims
         .iter()
-        .map(|(lease, r)| {
-            KvOp::put_ttl(claim_key(lease), json!(r), r.ttl_seconds(ctx.now_ms), None)
+        .map(|(pid, lease)| {
+            let current = at(&record_key(&q.name, pid))
+                .map(stored_of)
+                .unwrap_or_default();
+            if current.record.is_some() {
+                Lookup::Recorded(current)
+            } else if at(&legacy_key(lease)).is_some_and(|r| r.found == Some(true)) {
+                Lookup::Legacy
+            } else {
+                Lookup::Unrecorded
+            }
         })
-        .collect();
-    ctx.queen.kv_results(ops).await?;
-    Ok(())
+        .collect())
 }
 
-/// What deleting some of a claim's messages asks of the broker.
-#[derive(Debug, Clone, Default)]
-pub struct DeletePlan {
-    /// Ack `completed` this transaction id under the lease (the prefix grew to it).
-    pub ack_txn: Option<String>,
-    /// Ids now recorded out of order (to add to the partition's delete-set).
-    pub pending: Vec<String>,
-    /// Ids the prefix now covers that were pending before (to drop from the delete-set).
-    pub covered: Vec<String>,
+/// What recording some deletes asks of the broker next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recorded {
+    /// The group was received again since (or settled): the handle deletes nothing.
+    Stale,
+    /// Recorded; ack `completed` this transaction id under the lease, then prune these ids.
+    Ack { txn: String, covers: Vec<String> },
+    /// Recorded; the prefix did not reach them, nothing to ack yet.
+    Pending,
 }
 
-/// Records `ids` as deleted in the claim's record (compare-and-set) and answers what to
-/// ack. The record is removed when the whole claim is deleted. `None`: the record
-/// vanished meanwhile (the claim was settled by someone else): nothing to do.
+/// Adds `ids` to the group's `deleted` while the record names `lease` (compare-and-set).
 pub async fn record_deletes<T: Transport>(
     ctx: &Ctx<'_, T>,
-    lease_id: &str,
-    mut stored: Stored,
+    q: &QueueRecord,
+    partition_id: &str,
+    lease: &str,
+    mut current: Stored,
     ids: &[String],
-) -> Result<Option<DeletePlan>, ApiError> {
+) -> Result<Recorded, ApiError> {
+    let key = record_key(&q.name, partition_id);
     for _ in 0..CAS_TRIES {
-        let before = stored.record.clone();
+        let Some(before) = current.record.clone().filter(|r| r.lease == lease) else {
+            return Ok(Recorded::Stale);
+        };
         let mut rec = before.clone();
         for id in ids {
             if rec.holds(id) && !rec.deleted.contains(id) {
                 rec.deleted.push(id.clone());
             }
         }
-        let old_prefix = before.prefix_len();
-        let new_prefix = rec.prefix_len();
-        let op = if rec.all_deleted() {
-            KvOp::delete(claim_key(lease_id), Some(stored.version))
-        } else {
-            KvOp::put_ttl(
-                claim_key(lease_id),
+        if rec != before {
+            let op = KvOp::put_ttl(
+                key.clone(),
                 json!(rec),
-                rec.ttl_seconds(ctx.now_ms),
-                Some(stored.version),
-            )
+                record_ttl(q),
+                Some(current.version),
+            );
+            let r = ctx.queen.kv_results(vec![op]).await?;
+            let Some(res) = r.first() else {
+                return Err(contention());
+            };
+            if !res.applied() {
+                current = current_of(res);
+                continue;
+            }
+        }
+        let prefix = rec.prefix_len();
+        return Ok(match prefix {
+            0 => Recorded::Pending,
+            n => Recorded::Ack {
+                txn: rec.txns[n - 1].clone(),
+                covers: rec.ids[..n].to_vec(),
+            },
+        });
+    }
+    Err(contention())
+}
+
+/// Forgets messages the broker has completed (they are below its cursor). Best effort in
+/// its effect: ids left behind are pruned by the group's next receive.
+pub async fn forget_acked<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    partition_id: &str,
+    lease: &str,
+    acked: &[String],
+) -> Result<(), ApiError> {
+    let key = record_key(&q.name, partition_id);
+    let r = ctx.queen.kv_results(vec![KvOp::get(key.clone())]).await?;
+    let mut current = r.first().map(stored_of).unwrap_or_default();
+    for _ in 0..CAS_TRIES {
+        // A record naming another lease was rewritten by a receive, which pruned them.
+        let Some(before) = current.record.clone().filter(|r| r.lease == lease) else {
+            return Ok(());
+        };
+        let mut next = before.clone();
+        next.prune(acked);
+        if next == before {
+            return Ok(());
+        }
+        let Some(op) = write_op(q, &key, &current, &next) else {
+            return Ok(());
         };
         let r = ctx.queen.kv_results(vec![op]).await?;
-        let Some(res) = r.first() else {
-            return Ok(None);
-        };
-        if res.applied() {
-            let pending = rec.ids[new_prefix..]
-                .iter()
-                .filter(|id| rec.deleted.contains(id))
-                .cloned()
-                .collect();
-            let covered = rec.ids[old_prefix..new_prefix]
-                .iter()
-                .filter(|id| before.deleted.contains(id))
-                .cloned()
-                .collect();
-            let ack_txn = (new_prefix > old_prefix).then(|| rec.txns[new_prefix - 1].clone());
-            return Ok(Some(DeletePlan {
-                ack_txn,
-                pending,
-                covered,
-            }));
-        }
-        // Lost the race: the refusal carries the current value and version.
-        match serde_json::from_value::<ClaimRecord>(res.value.clone()) {
-            Ok(record) if !res.value.is_null() => {
-                stored = Stored {
-                    record,
-                    version: res.version,
-                }
-            }
-            _ => return Ok(None),
+        match r.first() {
+            Some(res) if res.applied() => return Ok(()),
+            Some(res) => current = current_of(res),
+            None => return Err(contention()),
         }
     }
-    Err(ApiError::new(
-        crate::wire::ErrorCode::InternalError,
-        "The message could not be deleted (contention); try again.",
-    ))
+    Err(contention())
 }
 
-/// After an extension to `seconds`: the record lives as long as the lease (plus grace).
-pub async fn refresh<T: Transport>(
+// ---------------------------------------------------------------------------------------
+// Receives
+
+/// A claim popped by a receive: its lease and its messages, in offset order.
+pub struct Claim<'a> {
+    pub lease: String,
+    pub partition_id: String,
+    /// What the claim still holds (after acks through deleted and dead-lettered messages).
+    pub messages: &'a [PoppedMessage],
+    /// Ids of the claim the receive acked (deleted ones, dead-lettered ones).
+    pub acked: Vec<String>,
+}
+
+/// How a receive treats one claim, given the group's record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opening {
+    /// Leading messages the client already deleted: ack `completed` through them.
+    pub lead: usize,
+    /// Deleted messages further in: withheld from the answer.
+    pub withheld: Vec<String>,
+}
+
+/// Reads the records of the groups of `claims` (one KV call).
+pub async fn load_groups<T: Transport>(
     ctx: &Ctx<'_, T>,
-    lease_id: &str,
-    stored: &Stored,
-    seconds: u64,
-) {
-    let mut rec = stored.record.clone();
-    rec.until_ms = rec
-        .until_ms
-        .max(ctx.now_ms + seconds as i64 * 1000 + RECORD_GRACE_MS);
-    let op = KvOp::put_ttl(
-        claim_key(lease_id),
-        json!(rec),
-        rec.ttl_seconds(ctx.now_ms),
-        Some(stored.version),
-    );
-    // Best effort: a concurrent delete rewrote it, and a lost refresh only shortens it.
-    let _ = ctx.queen.kv_results(vec![op]).await;
-}
-
-/// Removes a released claim's record (best effort: it expires anyway).
-pub async fn forget<T: Transport>(ctx: &Ctx<'_, T>, lease_id: &str) {
-    let _ = ctx
-        .queen
-        .kv_results(vec![KvOp::delete(claim_key(lease_id), None)])
-        .await;
-}
-
-/// The delete-sets of several partitions of `queue`, in order, in one KV call.
-pub async fn deleted_sets<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    queue: &str,
+    q: &QueueRecord,
     partition_ids: &[String],
-) -> Result<Vec<Vec<String>>, ApiError> {
+) -> Result<Vec<Stored>, ApiError> {
     if partition_ids.is_empty() {
         return Ok(Vec::new());
     }
     let ops = partition_ids
         .iter()
-        .map(|p| KvOp::get(deleted_key(queue, p)))
+        .map(|p| KvOp::get(record_key(&q.name, p)))
         .collect();
     let r = ctx.queen.kv_results(ops).await?;
-    Ok(r.iter().map(|r| ids_of(&r.value, r.found)).collect())
+    Ok(r.iter().map(stored_of).collect())
 }
 
-fn ids_of(v: &Value, found: Option<bool>) -> Vec<String> {
-    if found != Some(true) {
-        return Vec::new();
+/// Which of a claim's messages the record says are deleted.
+pub fn open(record: Option<&ClaimRecord>, messages: &[PoppedMessage]) -> Opening {
+    let deleted: &[String] = record.map_or(&[], |r| r.deleted.as_slice());
+    let lead = messages
+        .iter()
+        .take_while(|m| deleted.contains(&m.id))
+        .count();
+    let withheld = messages[lead..]
+        .iter()
+        .filter(|m| deleted.contains(&m.id))
+        .map(|m| m.id.clone())
+        .collect();
+    Opening { lead, withheld }
+}
+
+/// The group's record once the new claim holds `messages` (what is left of it after the
+/// leading deleted ones were acked and any dead-lettered): the new lease, and the deletes
+/// still to honour. Ids of the old record's claim that lie before the new claim's first
+/// message are below the broker's cursor and are dropped.
+pub fn reopened(
+    old: Option<&ClaimRecord>,
+    lease: &str,
+    messages: &[PoppedMessage],
+    acked: &[String],
+) -> ClaimRecord {
+    let mut deleted: Vec<String> = Vec::new();
+    if let Some(old) = old {
+        let below: &[String] = match messages
+            .first()
+            .and_then(|m| old.ids.iter().position(|i| *i == m.id))
+        {
+            Some(k) => &old.ids[..k],
+            None if messages.is_empty() => &[],
+            None => &old.ids,
+        };
+        deleted = old
+            .deleted
+            .iter()
+            .filter(|id| !below.contains(id) && !acked.contains(id))
+            .cloned()
+            .collect();
     }
-    v.get("ids")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    ClaimRecord {
+        lease: lease.to_string(),
+        txns: messages.iter().map(|m| m.transaction_id.clone()).collect(),
+        ids: messages.iter().map(|m| m.id.clone()).collect(),
+        deleted,
+    }
 }
 
-/// Adds `add` to and removes `remove` from a partition's delete-set, compare-and-set.
-pub async fn update_deleted_set<T: Transport>(
+/// Writes a group's record for its new claim, compare-and-set against `current`; on a
+/// lost race (a late delete of the previous claim landed) re-reads and recomputes.
+/// Answers the record written (or `None` when the claim needs none).
+pub async fn write_reopened<T: Transport>(
     ctx: &Ctx<'_, T>,
-    queue: &str,
-    partition_id: &str,
-    add: &[String],
-    remove: &[String],
-    ttl_seconds: u64,
-) -> Result<(), ApiError> {
-    if add.is_empty() && remove.is_empty() {
-        return Ok(());
-    }
-    let key = deleted_key(queue, partition_id);
-    let mut current = ctx.queen.kv_results(vec![KvOp::get(key.clone())]).await?;
+    q: &QueueRecord,
+    claim: &Claim<'_>,
+    mut current: Stored,
+) -> Result<Option<ClaimRecord>, ApiError> {
+    let key = record_key(&q.name, &claim.partition_id);
     for _ in 0..CAS_TRIES {
-        let Some(r) = current.first() else {
-            return Ok(());
+        let next = reopened(
+            current.record.as_ref(),
+            &claim.lease,
+            claim.messages,
+            &claim.acked,
+        );
+        let Some(op) = write_op(q, &key, &current, &next) else {
+            return Ok(None);
         };
-        let found = r.found == Some(true) || (r.applied.is_some() && !r.value.is_null());
-        let mut ids = ids_of(&r.value, Some(found));
-        let version = if found { r.version } else { 0 };
-        ids.retain(|i| !remove.contains(i));
-        for a in add {
-            if !ids.contains(a) {
-                ids.push(a.clone());
-            }
-        }
-        let op = if ids.is_empty() {
-            if !found {
-                return Ok(());
-            }
-            KvOp::delete(key.clone(), Some(version))
-        } else {
-            KvOp::put_ttl(
-                key.clone(),
-                json!({ "ids": ids }),
-                ttl_seconds,
-                Some(version),
-            )
-        };
-        current = ctx.queen.kv_results(vec![op]).await?;
-        if current.first().is_some_and(KvResult::applied) {
-            return Ok(());
+        let r = ctx.queen.kv_results(vec![op]).await?;
+        match r.first() {
+            Some(res) if res.applied() => return Ok(next.needed().then_some(next)),
+            Some(res) => current = current_of(res),
+            None => break,
         }
     }
     Err(ApiError::new(
-        crate::wire::ErrorCode::InternalError,
-        "The message could not be deleted (contention); try again.",
+        ErrorCode::InternalError,
+        "The receive could not record its claim (contention); try again.",
     ))
 }
 
@@ -355,12 +437,17 @@ mod tests {
 
     fn rec(deleted: &[&str]) -> ClaimRecord {
         ClaimRecord {
-            partition_id: "p".into(),
+            lease: "l".into(),
             txns: vec!["t1".into(), "t2".into(), "t3".into()],
             ids: vec!["a".into(), "b".into(), "c".into()],
             deleted: deleted.iter().map(|s| s.to_string()).collect(),
-            until_ms: 0,
         }
+    }
+
+    fn msg(id: &str) -> PoppedMessage {
+        serde_json::from_value(json!({"id": id, "transactionId": format!("t-{id}"),
+            "partitionId": "p", "partition": "g"}))
+        .unwrap()
     }
 
     #[test]
@@ -368,7 +455,47 @@ mod tests {
         assert_eq!(rec(&[]).prefix_len(), 0);
         assert_eq!(rec(&["b", "c"]).prefix_len(), 0);
         assert_eq!(rec(&["b", "a"]).prefix_len(), 2);
-        assert!(rec(&["c", "a", "b"]).all_deleted());
-        assert!(!rec(&["a", "b"]).all_deleted());
+        assert_eq!(rec(&["c", "a", "b"]).prefix_len(), 3);
+    }
+
+    #[test]
+    fn prune_keeps_txns_beside_their_ids() {
+        let mut r = rec(&["a", "c"]);
+        r.prune(&["a".to_string()]);
+        assert_eq!(r.ids, ["b", "c"]);
+        assert_eq!(r.txns, ["t2", "t3"]);
+        assert_eq!(r.deleted, ["c"]);
+        assert!(r.needed());
+    }
+
+    #[test]
+    fn a_receive_carries_deletes_and_drops_what_is_below_the_cursor() {
+        // Old claim a,b,c with a (acked, not pruned) and c deleted; the new claim starts at b.
+        let old = rec(&["a", "c"]);
+        let ms = [msg("b"), msg("c"), msg("d")];
+        assert_eq!(
+            open(Some(&old), &ms),
+            Opening {
+                lead: 0,
+                withheld: vec!["c".into()]
+            }
+        );
+        let next = reopened(Some(&old), "l2", &ms, &[]);
+        assert_eq!(next.lease, "l2");
+        assert_eq!(next.ids, ["b", "c", "d"]);
+        assert_eq!(next.deleted, ["c"]);
+        // A shorter claim keeps the deletes beyond it.
+        let next = reopened(Some(&old), "l3", &ms[..1], &[]);
+        assert_eq!(next.deleted, ["c"]);
+        assert!(next.needed());
+        // A claim past the old one: everything old is below the cursor.
+        let next = reopened(Some(&rec(&["a", "b", "c"])), "l4", &[msg("x")], &[]);
+        assert!(next.deleted.is_empty());
+        assert!(!next.needed());
+        // Deletes acked through on the way are forgotten, even beyond the old claim.
+        let mut old = rec(&["c"]);
+        old.deleted.push("z".into());
+        let next = reopened(Some(&old), "l5", &[msg("b")], &["z".to_string()]);
+        assert_eq!(next.deleted, ["c"]);
     }
 }

@@ -4,6 +4,7 @@
 pub mod attributes;
 pub mod batch;
 pub mod claims;
+pub mod dedup;
 pub mod input;
 pub mod lanes;
 pub mod message_attrs;

@@ -3,8 +3,8 @@
 //! visibility) exact; the price is that a standard queue has at most one message in flight
 //! per lane. On a FIFO queue, sequential pops each claim a RUN of one group (batch = the
 //! budget left) under one lease, as SQS hands out several messages of a group at once;
-//! `ApproximateReceiveCount` is then the claim's, and `claims` keeps what the later verbs
-//! need to treat a claim as one gesture.
+//! `ApproximateReceiveCount` is each message's own (the KV counter, on both brokers), and
+//! `claims` keeps what the later verbs need to treat a claim as one gesture.
 //!
 //! - Standard and FIFO queues both pop wildcard: on a FIFO queue a lane is a message
 //!   group, and the broker skips a lane with a live lease, which is exactly SQS's "a
@@ -23,7 +23,7 @@
 //!   receive may answer fewer messages than were claimable, or none after a long poll
 //!   whose one find was moved; SQS itself promises no more than "up to".
 
-use super::claims::{self, ClaimRecord};
+use super::claims;
 use super::input::Input;
 use super::lanes;
 use super::message_attrs::{select_message_attributes, SystemSelection};
@@ -105,8 +105,10 @@ pub async fn receive_message<T: Transport>(
         .await;
     }
     let mut popped = pop_many(ctx, &q.name, max as usize, wait as u64, lease).await?;
-    let mut all: Vec<&mut PoppedMessage> =
-        popped.iter_mut().flat_map(|p| p.messages.iter_mut()).collect();
+    let mut all: Vec<&mut PoppedMessage> = popped
+        .iter_mut()
+        .flat_map(|p| p.messages.iter_mut())
+        .collect();
     receive_counts::fill(ctx, q, &mut all).await;
 
     let mut dlq: Option<Option<QueueRecord>> = None;
@@ -120,7 +122,11 @@ pub async fn receive_message<T: Transport>(
             if let Some((dlq_name, max_receives)) = q.redrive(ctx.cfg) {
                 if count > max_receives {
                     if dlq.is_none() {
-                        dlq = Some(registry::load_recent(ctx, &dlq_name).await?.map(|s| s.record));
+                        dlq = Some(
+                            registry::load_recent(ctx, &dlq_name)
+                                .await?
+                                .map(|s| s.record),
+                        );
                     }
                     // A dead-letter target that no longer exists moves nothing: the message
                     // is delivered rather than lost.
@@ -161,10 +167,7 @@ pub async fn receive_message<T: Transport>(
             ));
         }
     }
-    if !releases.is_empty() {
-        // Best effort: a release that fails leaves a one-second lease to run out.
-        let _ = ctx.queen.ack_batch(&releases).await;
-    }
+    release_all(ctx, &releases).await;
     // SQS leaves `Messages` out of an empty answer; clients test for the key.
     if out.is_empty() {
         return Ok(json!({}));
@@ -180,7 +183,10 @@ struct View<'a> {
 }
 
 /// A FIFO receive: sequential claims, each a run of ONE group under one lease, until `max`
-/// messages are claimed or nothing more is claimable (see `claims` for the records).
+/// messages are claimed or nothing more is claimable. Each claim is then opened against
+/// its group's record (see `claims`): deleted messages acked through or withheld, a head
+/// past `maxReceiveCount` dead-lettered, the record rewritten for the new lease; what is
+/// left is answered.
 async fn receive_fifo<T: Transport>(
     ctx: &Ctx<'_, T>,
     v: &View<'_>,
@@ -190,6 +196,118 @@ async fn receive_fifo<T: Transport>(
     release: bool,
 ) -> Result<Value, ApiError> {
     let q = v.q;
+    let mut popped = pop_claims(ctx, &q.name, max, wait_s, lease_s).await?;
+    if popped.is_empty() {
+        return Ok(json!({}));
+    }
+    // Per message, on both brokers: the embedded broker's `deliveryAttempt` belongs to
+    // the claim, and a claim may hold messages never delivered before.
+    let mut all: Vec<&mut PoppedMessage> = popped
+        .iter_mut()
+        .flat_map(|p| p.messages.iter_mut())
+        .collect();
+    for m in all.iter_mut() {
+        m.delivery_attempt = None;
+    }
+    receive_counts::fill(ctx, q, &mut all).await;
+
+    let partitions: Vec<String> = popped
+        .iter()
+        .filter_map(|p| p.messages.first().map(|m| m.partition_id.clone()))
+        .collect();
+    let records = claims::load_groups(ctx, q, &partitions).await?;
+    let mut dlq = DeadLetter::Unresolved;
+    let mut out = Vec::new();
+    let mut releases: Vec<Ack> = Vec::new();
+    for (p, current) in popped.iter().zip(records) {
+        let Some(head) = p.messages.first() else {
+            continue;
+        };
+        let lease = head.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
+        let pid = head.partition_id.clone();
+        let opening = claims::open(current.record.as_ref(), &p.messages);
+        let mut acked: Vec<String> = Vec::new();
+        let mut from = 0;
+        if opening.lead > 0 {
+            let last = &p.messages[opening.lead - 1];
+            let r = ctx
+                .queen
+                .ack(&claims::ack(
+                    &last.transaction_id,
+                    &pid,
+                    &lease,
+                    "completed",
+                ))
+                .await?;
+            if !r.success {
+                // The claim is not ours any more (its lease ran out meanwhile).
+                continue;
+            }
+            acked.extend(p.messages[..opening.lead].iter().map(|m| m.id.clone()));
+            from = opening.lead;
+        }
+        match dead_letter_head(
+            ctx,
+            q,
+            &mut dlq,
+            &p.messages[from..],
+            &opening.withheld,
+            &lease,
+        )
+        .await?
+        {
+            Head::Kept => {}
+            Head::Moved(n) => {
+                acked.extend(p.messages[from..from + n].iter().map(|m| m.id.clone()));
+                from += n;
+            }
+            // Moved by nobody (the move failed: the claim stays leased and comes back), or
+            // the lease is someone else's: none of it is answered.
+            Head::Held | Head::LeaseLost => continue,
+        }
+        let rest = &p.messages[from..];
+        let claim = claims::Claim {
+            lease: lease.clone(),
+            partition_id: pid.clone(),
+            messages: rest,
+            acked,
+        };
+        let record = claims::write_reopened(ctx, q, &claim, current).await?;
+        let deleted: &[String] = record.as_ref().map_or(&[], |r| r.deleted.as_slice());
+        if release && !rest.is_empty() {
+            releases.push(claims::ack(&rest[0].transaction_id, &pid, &lease, "retry"));
+        }
+        for m in rest.iter().filter(|m| !deleted.contains(&m.id)) {
+            let e = Envelope::from_stored(&m.data);
+            let count = m.delivery_attempt.unwrap_or(1) + redrive::carried_count(&e);
+            out.push(render(
+                ctx,
+                q,
+                m,
+                &lease,
+                &e,
+                count,
+                v.selection,
+                v.user_names,
+            ));
+        }
+    }
+    release_all(ctx, &releases).await;
+    if out.is_empty() {
+        return Ok(json!({}));
+    }
+    Ok(json!({ "Messages": out }))
+}
+
+/// Sequential claims of one group each, until `max` messages: one long poll first, the
+/// rest without waiting.
+async fn pop_claims<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    queue: &str,
+    max: usize,
+    wait_s: u64,
+    lease_s: u64,
+) -> Result<Vec<Popped>, ApiError> {
     let mut popped: Vec<Popped> = Vec::new();
     let mut claimed = 0;
     while claimed < max {
@@ -198,11 +316,11 @@ async fn receive_fifo<T: Transport>(
             wait_ms,
             lease_seconds: Some(lease_s),
         };
-        let r = ctx
+        match ctx
             .queen
-            .pop_run(&q.name, None, opts, (max - claimed) as u32)
-            .await;
-        match r {
+            .pop_run(queue, None, opts, (max - claimed) as u32)
+            .await
+        {
             Ok(Some(p)) => {
                 claimed += p.messages.len();
                 popped.push(p);
@@ -213,195 +331,120 @@ async fn receive_fifo<T: Transport>(
             Err(_) => break,
         }
     }
-    if popped.is_empty() {
-        return Ok(json!({}));
-    }
-    let mut all: Vec<&mut PoppedMessage> =
-        popped.iter_mut().flat_map(|p| p.messages.iter_mut()).collect();
-    receive_counts::fill(ctx, q, &mut all).await;
-    let mut partitions: Vec<String> = Vec::new();
-    for p in &popped {
-        if let Some(m) = p.messages.first() {
-            if !partitions.contains(&m.partition_id) {
-                partitions.push(m.partition_id.clone());
-            }
-        }
-    }
-    let sets = claims::deleted_sets(ctx, &q.name, &partitions).await?;
-    let set_of = |pid: &str| -> &[String] {
-        partitions
-            .iter()
-            .position(|p| p == pid)
-            .and_then(|i| sets.get(i))
-            .map_or(&[], Vec::as_slice)
-    };
-
-    let mut dlq: Option<Option<QueueRecord>> = None;
-    let mut through: Vec<Ack> = Vec::new();
-    let mut forgotten: Vec<(String, Vec<String>)> = Vec::new();
-    let mut releases: Vec<Ack> = Vec::new();
-    let mut records: Vec<(String, ClaimRecord)> = Vec::new();
-    let mut out = Vec::new();
-    for p in &popped {
-        let Some(head) = p.messages.first() else {
-            continue;
-        };
-        let lease_id = head.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
-        let pid = head.partition_id.clone();
-        let deleted = set_of(&pid);
-        // Messages already deleted by a client in an earlier claim of this run.
-        let lead = p
-            .messages
-            .iter()
-            .take_while(|m| deleted.contains(&m.id))
-            .count();
-        if lead > 0 {
-            let last = &p.messages[lead - 1];
-            through.push(claims::ack(
-                &last.transaction_id,
-                &pid,
-                &lease_id,
-                "completed",
-            ));
-            forgotten.push((
-                pid.clone(),
-                p.messages[..lead].iter().map(|m| m.id.clone()).collect(),
-            ));
-        }
-        let rest = &p.messages[lead..];
-        if rest.is_empty() {
-            continue;
-        }
-        let envelopes: Vec<Envelope> = rest
-            .iter()
-            .map(|m| Envelope::from_stored(&m.data))
-            .collect();
-        let counts: Vec<u32> = rest
-            .iter()
-            .zip(&envelopes)
-            .map(|(m, e)| m.delivery_attempt.unwrap_or(1) + redrive::carried_count(e))
-            .collect();
-        let claim_count = counts.iter().copied().max().unwrap_or(1);
-        if let Some((dlq_name, max_receives)) = q.redrive(ctx.cfg) {
-            if claim_count > max_receives {
-                if dlq.is_none() {
-                    dlq = Some(registry::load_recent(ctx, &dlq_name).await?.map(|s| s.record));
-                }
-                if let Some(Some(target)) = &dlq {
-                    // Moved, lost, or failed (then the claim stays leased and comes back):
-                    // in every case none of it is answered.
-                    let _ = move_claim(
-                        ctx, q, rest, &envelopes, &counts, deleted, &lease_id, target,
-                    )
-                    .await;
-                    continue;
-                }
-            }
-        }
-        if release {
-            releases.push(claims::ack(
-                &rest[0].transaction_id,
-                &pid,
-                &lease_id,
-                "retry",
-            ));
-        } else if rest.len() > 1 {
-            let pre: Vec<String> = rest
-                .iter()
-                .filter(|m| deleted.contains(&m.id))
-                .map(|m| m.id.clone())
-                .collect();
-            records.push((
-                lease_id.clone(),
-                claims::new_record(
-                    &pid,
-                    rest.iter().map(|m| m.transaction_id.clone()).collect(),
-                    rest.iter().map(|m| m.id.clone()).collect(),
-                    pre,
-                    ctx.now_ms,
-                    lease_s,
-                ),
-            ));
-        }
-        for ((m, e), count) in rest.iter().zip(&envelopes).zip(&counts) {
-            if deleted.contains(&m.id) {
-                continue;
-            }
-            // The claim's attempt count, plus what a dead-lettered copy carries.
-            let shown =
-                head.delivery_attempt.unwrap_or(1) + (count - m.delivery_attempt.unwrap_or(1));
-            out.push(render(
-                ctx,
-                q,
-                m,
-                &lease_id,
-                e,
-                shown,
-                v.selection,
-                v.user_names,
-            ));
-        }
-    }
-    claims::write_new(ctx, &records).await?;
-    if !through.is_empty() {
-        // Best effort: an ack lost here redelivers a deleted message, which receive skips again.
-        let _ = ctx.queen.ack_batch(&through).await;
-        for (pid, ids) in &forgotten {
-            let _ = claims::update_deleted_set(ctx, &q.name, pid, &[], ids, q.retention_seconds())
-                .await;
-        }
-    }
-    if !releases.is_empty() {
-        let _ = ctx.queen.ack_batch(&releases).await;
-    }
-    if out.is_empty() {
-        return Ok(json!({}));
-    }
-    Ok(json!({ "Messages": out }))
+    Ok(popped)
 }
 
-/// Dead-letters a claim's messages (all but those the client already deleted) in ONE
-/// transaction: their pushes and the ack `completed` of the claim's last message.
-#[allow(clippy::too_many_arguments)]
-async fn move_claim<T: Transport>(
+/// A receive's releases (`VisibilityTimeout=0`). A release that fails leaves its lease
+/// to run out (one second): the message is visible again then, so nothing is reported.
+async fn release_all<T: Transport>(ctx: &Ctx<'_, T>, releases: &[Ack]) {
+    if releases.is_empty() {
+        return;
+    }
+    if let Err(e) = ctx.queen.ack_batch(releases).await {
+        let _one_second_lease_runs_out = e;
+    }
+}
+
+/// The dead-letter queue of a receive, looked up once.
+enum DeadLetter {
+    Unresolved,
+    /// None: no redrive policy, or its target no longer exists (nothing is moved then: a
+    /// message is delivered rather than lost).
+    Resolved(Option<(QueueRecord, u32)>),
+}
+
+impl DeadLetter {
+    async fn target<T: Transport>(
+        &mut self,
+        ctx: &Ctx<'_, T>,
+        q: &QueueRecord,
+    ) -> Result<Option<&(QueueRecord, u32)>, ApiError> {
+        if let DeadLetter::Unresolved = self {
+            let target = match q.redrive(ctx.cfg) {
+                Some((name, max)) => registry::load_recent(ctx, &name)
+                    .await?
+                    .map(|s| (s.record, max)),
+                None => None,
+            };
+            *self = DeadLetter::Resolved(target);
+        }
+        Ok(match self {
+            DeadLetter::Resolved(t) => t.as_ref(),
+            DeadLetter::Unresolved => None,
+        })
+    }
+}
+
+/// What dead-lettering did to the head of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Head {
+    /// Nothing at the head is past `maxReceiveCount`.
+    Kept,
+    /// The first n messages left the claim (moved, or deleted ones acked with them).
+    Moved(usize),
+    /// The move failed: the claim stays leased and comes back when its lease ends.
+    Held,
+    /// The lease was gone: the claim is someone else's.
+    LeaseLost,
+}
+
+/// Dead-letters the messages at the head of a claim whose OWN receive count passed
+/// `maxReceiveCount`, as SQS does: one message each, never the messages behind them. Acks
+/// are cumulative, so only a leading run can move (deleted messages inside it are acked
+/// with it, not copied); a message further in moves once it reaches the head. One
+/// transaction: the copies and the ack `completed` of the run's last message.
+async fn dead_letter_head<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
-    rest: &[PoppedMessage],
-    envelopes: &[Envelope],
-    counts: &[u32],
+    dlq: &mut DeadLetter,
+    messages: &[PoppedMessage],
     deleted: &[String],
     lease_id: &str,
-    dest: &QueueRecord,
-) -> Result<Moved, ApiError> {
-    let Some(last) = rest.last() else {
-        return Ok(Moved::Yes);
+) -> Result<Head, ApiError> {
+    let Some((dest, max_receives)) = dlq.target(ctx, q).await?.cloned() else {
+        return Ok(Head::Kept);
     };
+    let count_of = |m: &PoppedMessage| {
+        m.delivery_attempt.unwrap_or(1) + redrive::carried_count(&Envelope::from_stored(&m.data))
+    };
+    let exceeded = |m: &PoppedMessage| !deleted.contains(&m.id) && count_of(m) > max_receives;
+    let run = messages
+        .iter()
+        .take_while(|m| deleted.contains(&m.id) || exceeded(m))
+        .count();
+    // Trailing deleted messages are left to the claim: the run ends at its last move.
+    let Some(n) = messages[..run].iter().rposition(exceeded).map(|i| i + 1) else {
+        return Ok(Head::Kept);
+    };
+    let moving: Vec<&PoppedMessage> = messages[..n].iter().filter(|m| exceeded(m)).collect();
+    let last = &messages[n - 1];
     // First keyed by transaction id; on a dedup collision, once more by message id.
     for by_id in [false, true] {
-        let mut pushes = Vec::new();
-        for ((m, e), count) in rest.iter().zip(envelopes).zip(counts) {
-            if deleted.contains(&m.id) {
-                continue;
-            }
-            let copy =
-                redrive::dead_letter_copy(e.clone(), &q.name, &m.id, count - 1, sent_ms(e, m));
-            let (partition, key) = if dest.fifo {
-                let key = if by_id {
-                    m.id.clone()
+        let pushes = moving
+            .iter()
+            .map(|m| {
+                let e = Envelope::from_stored(&m.data);
+                let copy = redrive::dead_letter_copy(
+                    e.clone(),
+                    &q.name,
+                    &m.id,
+                    count_of(m) - 1,
+                    sent_ms(&e, m),
+                );
+                let (partition, key) = if dest.fifo {
+                    let key = if by_id { &m.id } else { &m.transaction_id };
+                    (m.partition.clone(), key.clone())
                 } else {
-                    m.transaction_id.clone()
+                    (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
                 };
-                (m.partition.clone(), key)
-            } else {
-                (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
-            };
-            pushes.push(PushItem {
-                queue: dest.name.clone(),
-                partition,
-                payload: copy.to_json(),
-                transaction_id: Some(key),
-            });
-        }
+                PushItem {
+                    queue: dest.name.clone(),
+                    partition,
+                    payload: copy.to_json(),
+                    transaction_id: Some(key),
+                }
+            })
+            .collect();
         let txn = Transaction {
             pushes,
             acks: vec![claims::ack(
@@ -413,23 +456,15 @@ async fn move_claim<T: Transport>(
             kv: Vec::new(),
         };
         match ctx.queen.transaction(&txn).await? {
-            TxnOutcome::Committed(_) => return Ok(Moved::Yes),
+            TxnOutcome::Committed(_) => return Ok(Head::Moved(n)),
             TxnOutcome::RolledBack { reason, .. } if reason == "duplicate" && !by_id => continue,
             TxnOutcome::RolledBack { reason, .. } if reason == "ack_rejected" => {
-                return Ok(Moved::LeaseLost)
+                return Ok(Head::LeaseLost)
             }
-            TxnOutcome::RolledBack { reason, error } => {
-                return Err(ApiError::new(
-                    ErrorCode::InternalError,
-                    format!("Moving a claim failed ({reason}): {error}"),
-                ))
-            }
+            TxnOutcome::RolledBack { .. } => return Ok(Head::Held),
         }
     }
-    Err(ApiError::new(
-        ErrorCode::InternalError,
-        "Moving a claim was refused as a duplicate.",
-    ))
+    Ok(Head::Held)
 }
 
 /// `n` single-message pops. With a wait, one long poll goes first and the rest follow
@@ -547,7 +582,10 @@ fn system_attributes<T>(
     add("ApproximateReceiveCount", Some(count.to_string()));
     add("SentTimestamp", sent_ms(e, m).map(|ms| ms.to_string()));
     if q.fifo {
-        add("SequenceNumber", crate::model::sequence::from_message_id(&m.id));
+        add(
+            "SequenceNumber",
+            crate::model::sequence::from_message_id(&m.id),
+        );
         add("MessageGroupId", Some(m.partition.clone()));
         add("MessageDeduplicationId", Some(m.transaction_id.clone()));
     }

@@ -15,6 +15,7 @@
 //! cannot shorten it: such a message is simply pushed and waits the queue's delay.
 
 use super::batch;
+use super::dedup;
 use super::input::{invalid, missing, Input};
 use super::lanes;
 use super::registry::{self, QueueRecord};
@@ -238,6 +239,9 @@ async fn deliver<T: Transport>(
             }
             pushes.push(item);
         }
+    }
+    if dedup::queue_scoped(q) {
+        dedup::route(ctx, q, &mut pushes).await?;
     }
     let push_call = async {
         if pushes.is_empty() {

@@ -8,16 +8,18 @@
 //! - A visibility change is a lease extension, or at 0 ack `retry` (released, no charge
 //!   against the retry budget). A lease that is gone is `MessageNotInflight`. The broker
 //!   never shortens a lease, so a timeout SHORTER than what remains keeps the longer one;
-//!   only 0 makes a message visible before its lease ends.
+//!   only 0 makes a message visible before its lease ends. Total visibility is capped at
+//!   12 hours from the receive (SQS's limit), which also bounds a FIFO claim's lease.
 //!
 //! FIFO: the entries of one claim are one gesture. A batch's entries are grouped by lease
-//! first; a claim of several messages settles through its record (see `claims`): deletes
-//! ack the longest deleted prefix, a visibility change is one extension or one release.
+//! first; deletes settle through the group's record (see `claims`): a delete is recorded
+//! only while the record names the handle's lease, then the longest deleted prefix is
+//! acked; a visibility change is one extension or one release.
 
 use super::batch;
-use super::claims::{self, Stored};
+use super::claims::{self, Lookup, Recorded};
 use super::input::Input;
-use super::receive::visibility_param;
+use super::receive::{visibility_param, HANDLE_LIFETIME_MS, MAX_VISIBILITY_SECONDS};
 use super::registry::{self, QueueRecord};
 use crate::http::Transport;
 use crate::model::{open, ReceiptHandle};
@@ -48,42 +50,48 @@ async fn delete_fifo<T: Transport>(
     q: &QueueRecord,
     handles: &[ReceiptHandle],
 ) -> Result<Vec<Result<(), ApiError>>, ApiError> {
-    let mut leases: Vec<String> = Vec::new();
+    let mut claims: Vec<(String, String)> = Vec::new();
     for h in handles {
-        if !leases.contains(&h.lease_id) {
-            leases.push(h.lease_id.clone());
+        let c = (h.partition_id.clone(), h.lease_id.clone());
+        if !claims.contains(&c) {
+            claims.push(c);
         }
     }
-    let records = claims::load(ctx, &leases).await?;
+    let lookups = claims::lookup(ctx, q, &claims).await?;
     let mut verdicts: Vec<Result<(), ApiError>> = handles.iter().map(|_| Ok(())).collect();
     let mut direct: Vec<usize> = Vec::new();
-    for (lease, record) in leases.iter().zip(records) {
+    for ((pid, lease), lookup) in claims.iter().zip(lookups) {
         let members: Vec<usize> = (0..handles.len())
-            .filter(|&i| &handles[i].lease_id == lease)
+            .filter(|&i| handles[i].lease_id == *lease && handles[i].partition_id == *pid)
             .collect();
-        let Some(rec) = record else {
-            // A single-message claim (or one already settled): acked as ever.
-            direct.extend(members);
-            continue;
+        let current = match lookup {
+            // A single-message claim (or one settled): acked as ever.
+            Lookup::Unrecorded => {
+                direct.extend(members);
+                continue;
+            }
+            // Never ack through a claim recorded the old way: its lease runs out instead.
+            Lookup::Legacy => continue,
+            Lookup::Recorded(current) => current,
         };
-        let (inside, outside): (Vec<usize>, Vec<usize>) = members
-            .into_iter()
-            .partition(|&i| rec.record.holds(&handles[i].message_id));
-        direct.extend(outside);
+        let held = |i: &usize| {
+            current
+                .record
+                .as_ref()
+                .is_some_and(|r| r.lease == *lease && r.holds(&handles[*i].message_id))
+        };
+        let (inside, outside): (Vec<usize>, Vec<usize>) = members.into_iter().partition(held);
+        // Not in the record under its lease: received again since (stale: nothing to do),
+        // or already acked and pruned (an ack would be a no-op).
+        drop(outside);
         if inside.is_empty() {
             continue;
         }
-        let verdict = delete_in_claim(
-            ctx,
-            q,
-            lease,
-            rec,
-            &inside
-                .iter()
-                .map(|&i| handles[i].clone())
-                .collect::<Vec<_>>(),
-        )
-        .await;
+        let ids: Vec<String> = inside
+            .iter()
+            .map(|&i| handles[i].message_id.clone())
+            .collect();
+        let verdict = delete_in_claim(ctx, q, pid, lease, current, &ids).await;
         for i in inside {
             verdicts[i] = verdict.clone();
         }
@@ -101,42 +109,31 @@ async fn delete_fifo<T: Transport>(
     Ok(verdicts)
 }
 
-/// Deletes some of a recorded claim's messages: record them, ack the deleted prefix, keep
-/// the partition's delete-set in step.
+/// Deletes some of a recorded claim's messages: record them (that is the delete), then
+/// ack the deleted prefix and forget what the ack completed.
 async fn delete_in_claim<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
+    pid: &str,
     lease: &str,
-    rec: Stored,
-    handles: &[ReceiptHandle],
+    current: claims::Stored,
+    ids: &[String],
 ) -> Result<(), ApiError> {
-    let pid = rec.record.partition_id.clone();
-    let ids: Vec<String> = handles.iter().map(|h| h.message_id.clone()).collect();
-    let Some(plan) = claims::record_deletes(ctx, lease, rec, &ids).await? else {
-        return Ok(());
-    };
-    if let Some(txn) = &plan.ack_txn {
-        let r = ctx
-            .queen
-            .ack(&claims::ack(txn, &pid, lease, "completed"))
-            .await?;
-        deleted(&r)?;
+    match claims::record_deletes(ctx, q, pid, lease, current, ids).await? {
+        Recorded::Stale | Recorded::Pending => Ok(()),
+        Recorded::Ack { txn, covers } => {
+            let r = ctx
+                .queen
+                .ack(&claims::ack(&txn, pid, lease, "completed"))
+                .await?;
+            match AckVerdict::of(&r) {
+                AckVerdict::Applied => claims::forget_acked(ctx, q, pid, lease, &covers).await,
+                // Recorded: the group's next receive acks them on its way through.
+                AckVerdict::Stale => Ok(()),
+                AckVerdict::Failed => Err(not_deleted()),
+            }
+        }
     }
-    let added: Vec<String> = plan
-        .pending
-        .iter()
-        .filter(|id| ids.contains(id))
-        .cloned()
-        .collect();
-    claims::update_deleted_set(
-        ctx,
-        &q.name,
-        &pid,
-        &added,
-        &plan.covered,
-        q.retention_seconds(),
-    )
-    .await
 }
 
 /// One `POST /ack/batch` for every well-formed handle; each claim is its own lease, so
@@ -208,11 +205,8 @@ pub async fn change_message_visibility<T: Transport>(
     let stored = registry::by_url_recent(ctx, &input).await?;
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
     let seconds = visibility_param(&input)?;
-    if stored.record.fifo {
-        change_claim(ctx, &handle, seconds).await?;
-    } else {
-        change(ctx, &handle, seconds).await?;
-    }
+    check_total_visibility(ctx, &handle, seconds)?;
+    change(ctx, &handle, seconds).await?;
     Ok(json!({}))
 }
 
@@ -230,6 +224,7 @@ pub async fn change_message_visibility_batch<T: Transport>(
     let outcomes = join_all(entries.iter().map(|(id, e)| async move {
         let handle = open_handle(ctx, q, e.str("ReceiptHandle")?)?;
         let seconds = visibility_param(e)?;
+        check_total_visibility(ctx, &handle, seconds)?;
         change(ctx, &handle, seconds).await?;
         Ok(json!({ "Id": id }))
     }))
@@ -255,7 +250,8 @@ async fn change_batch_fifo<T: Transport>(
         let opened = e
             .str("ReceiptHandle")
             .and_then(|h| open_handle(ctx, q, h))
-            .and_then(|h| visibility_param(e).map(|s| (h, s)));
+            .and_then(|h| visibility_param(e).map(|s| (h, s)))
+            .and_then(|(h, s)| check_total_visibility(ctx, &h, s).map(|_| (h, s)));
         match opened {
             Ok((h, s)) => {
                 let slot = results.len();
@@ -272,7 +268,7 @@ async fn change_batch_fifo<T: Transport>(
         }
     }
     for (h, s, slots) in groups {
-        let verdict = change_claim(ctx, &h, s).await;
+        let verdict = change(ctx, &h, s).await;
         for slot in slots {
             if let Err(e) = &verdict {
                 results[slot].1 = Err(e.clone());
@@ -282,25 +278,30 @@ async fn change_batch_fifo<T: Transport>(
     Ok(batch::answer(results))
 }
 
-/// A visibility change of a whole FIFO claim: the lease covers every message of it.
-async fn change_claim<T: Transport>(
+/// SQS's cap: a message stays invisible at most 12 hours from its receive, however often
+/// its visibility is changed. It is also what bounds a FIFO claim's lease, so that the
+/// group's record (`claims`) outlives it. The receive time is read off the handle.
+fn check_total_visibility<T>(
     ctx: &Ctx<'_, T>,
     h: &ReceiptHandle,
     seconds: u64,
 ) -> Result<(), ApiError> {
-    let record = claims::load(ctx, std::slice::from_ref(&h.lease_id))
-        .await?
-        .pop()
-        .flatten();
-    change(ctx, h, seconds).await?;
-    match record {
-        Some(_) if seconds == 0 => claims::forget(ctx, &h.lease_id).await,
-        Some(r) => claims::refresh(ctx, &h.lease_id, &r, seconds).await,
-        None => {}
+    let received_ms = h.expiry_unix_ms - HANDLE_LIFETIME_MS;
+    if seconds == 0 || ctx.now_ms + seconds as i64 * 1000 <= received_ms + HANDLE_LIFETIME_MS {
+        return Ok(());
     }
-    Ok(())
+    Err(ApiError::new(
+        ErrorCode::InvalidParameterValue,
+        format!(
+            "Value {seconds} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [{} seconds]",
+            MAX_VISIBILITY_SECONDS
+        ),
+    ))
 }
 
+/// One extension, or at 0 one release, of the lease the handle names: on a FIFO queue that
+/// is the whole claim, and its record is left as it is (the group's next receive rewrites
+/// it; deletes recorded meanwhile are still honoured).
 async fn change<T: Transport>(
     ctx: &Ctx<'_, T>,
     h: &ReceiptHandle,
@@ -348,26 +349,52 @@ fn ack(h: &ReceiptHandle, status: &'static str) -> Ack {
     }
 }
 
-/// A delete's verdict: applied, or stale (success to the client), or a broker failure.
-fn deleted(r: &AckResult) -> Result<(), ApiError> {
-    const STALE: &[&str] = &[
-        "invalid or expired lease",
-        "consumer not found",
-        "already committed",
-        "unresolvable",
-        "unresolved",
-        "no leased batch",
-        "position beyond leased batch",
-    ];
-    let err = r.error.as_deref().unwrap_or("");
-    if r.success || STALE.iter().any(|p| err.starts_with(p)) {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            ErrorCode::InternalError,
-            "The message could not be deleted; try again.",
-        ))
+/// What an ack `completed` did, as a delete sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AckVerdict {
+    /// Completed (or already below the cursor).
+    Applied,
+    /// The handle's lease or message is gone: SQS answers success and deletes nothing.
+    Stale,
+    /// A broker failure: the client should retry.
+    Failed,
+}
+
+impl AckVerdict {
+    fn of(r: &AckResult) -> AckVerdict {
+        const STALE: &[&str] = &[
+            "invalid or expired lease",
+            "consumer not found",
+            "already committed",
+            "unresolvable",
+            "unresolved",
+            "no leased batch",
+            "position beyond leased batch",
+        ];
+        let err = r.error.as_deref().unwrap_or("");
+        if r.success {
+            AckVerdict::Applied
+        } else if STALE.iter().any(|p| err.starts_with(p)) {
+            AckVerdict::Stale
+        } else {
+            AckVerdict::Failed
+        }
     }
+}
+
+/// A delete's verdict: applied or stale (success to the client), or a broker failure.
+fn deleted(r: &AckResult) -> Result<(), ApiError> {
+    match AckVerdict::of(r) {
+        AckVerdict::Applied | AckVerdict::Stale => Ok(()),
+        AckVerdict::Failed => Err(not_deleted()),
+    }
+}
+
+fn not_deleted() -> ApiError {
+    ApiError::new(
+        ErrorCode::InternalError,
+        "The message could not be deleted; try again.",
+    )
 }
 
 fn not_inflight() -> ApiError {

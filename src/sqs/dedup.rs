@@ -1,0 +1,73 @@
+//! `DeduplicationScope=queue` (a FIFO queue's default): a deduplication id is unique
+//! across the whole queue, where the broker deduplicates per partition, which on a FIFO
+//! queue is one message group.
+//!
+//! Each deduplication id is claimed in the KV store for the queue's deduplication window
+//! (`qs:dd:<queue>:<id>` = `{"g": <group>}`, created only if absent), in ONE call for a
+//! whole send, before the push. A send whose id is already claimed by another group is
+//! pushed into THAT group with the same id: the broker's own per-group deduplication then
+//! writes nothing and answers the original's MessageId, as SQS does. The broker's window
+//! starts after the claim's, so it is still open while the claim lives. Should a claim
+//! outlive a push that never landed (the push failed after the claim), the retry lands
+//! in the claiming group: delivered, never lost.
+//!
+//! Cost: one KV write call per FIFO send on a queue-scoped queue.
+
+use super::registry::QueueRecord;
+use crate::http::Transport;
+use crate::queen::{KvOp, PushItem};
+use crate::service::Ctx;
+use crate::wire::ApiError;
+use serde_json::{json, Value};
+
+pub fn key(queue: &str, dedup_id: &str) -> String {
+    format!("qs:dd:{queue}:{dedup_id}")
+}
+
+/// Whether deduplication spans the whole queue (FIFO, unless `messageGroup` is set).
+pub fn queue_scoped(q: &QueueRecord) -> bool {
+    q.fifo && q.attr("DeduplicationScope") != Some("messageGroup")
+}
+
+/// Routes FIFO pushes whose deduplication id another group holds into that group.
+pub async fn route<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    pushes: &mut [PushItem],
+) -> Result<(), ApiError> {
+    // The first group to claim each id, in send order (one op per id: a key may be
+    // written once per call).
+    let mut claims: Vec<(String, String)> = Vec::new();
+    for p in pushes.iter() {
+        if let Some(id) = &p.transaction_id {
+            if !claims.iter().any(|(d, _)| d == id) {
+                claims.push((id.clone(), p.partition.clone()));
+            }
+        }
+    }
+    if claims.is_empty() {
+        return Ok(());
+    }
+    let ttl = q.dedup_window_seconds();
+    let ops = claims
+        .iter()
+        .map(|(id, group)| KvOp::put_ttl(key(&q.name, id), json!({ "g": group }), ttl, Some(0)))
+        .collect();
+    let results = ctx.queen.kv_results(ops).await?;
+    for ((_, group), r) in claims.iter_mut().zip(&results) {
+        if r.applied() {
+            continue;
+        }
+        if let Some(holder) = r.value.get("g").and_then(Value::as_str) {
+            *group = holder.to_string();
+        }
+    }
+    for p in pushes.iter_mut() {
+        if let Some(id) = &p.transaction_id {
+            if let Some((_, group)) = claims.iter().find(|(d, _)| d == id) {
+                p.partition = group.clone();
+            }
+        }
+    }
+    Ok(())
+}
