@@ -189,7 +189,12 @@ impl Server {
             let head = plain_request(parts, Vec::new());
             close(queen_sqs::service::body_too_large(&head, &request_id()).into_hyper())
         };
-        if declared.is_some_and(|n| n > wire::MAX_BODY_BYTES as u64) {
+        if let Some(n) = declared.filter(|n| *n > wire::MAX_BODY_BYTES as u64) {
+            // Refused unread; a body within the drain limit is read and thrown away first,
+            // so the client reads the 413 rather than a broken pipe.
+            if n <= DRAIN_LIMIT as u64 {
+                let _ = tokio::time::timeout(self.limits.body_timeout, drain(body, 0)).await;
+            }
             return too_large(&parts);
         }
         let bytes = match tokio::time::timeout(self.limits.body_timeout, read_capped(body)).await {
@@ -325,12 +330,27 @@ async fn read_capped(mut body: hyper::body::Incoming) -> Result<Bytes, BodyError
         let frame = frame.map_err(|_| BodyError::Incomplete)?;
         if let Ok(data) = frame.into_data() {
             if out.len() + data.len() > wire::MAX_BODY_BYTES {
+                drain(body, out.len() + data.len()).await;
                 return Err(BodyError::TooLarge);
             }
             out.extend_from_slice(&data);
         }
     }
     Ok(out.freeze())
+}
+
+/// Bytes of an oversized body read and thrown away before the 413, so that a client still
+/// writing it reads the answer instead of a broken pipe; past this the connection is closed.
+const DRAIN_LIMIT: usize = 4 * wire::MAX_BODY_BYTES;
+
+/// Reads and discards the rest of a body (nothing kept), up to [`DRAIN_LIMIT`] in all.
+async fn drain(mut body: hyper::body::Incoming, mut seen: usize) {
+    while seen <= DRAIN_LIMIT {
+        match body.frame().await {
+            Some(Ok(frame)) => seen += frame.into_data().map_or(0, |d| d.len()),
+            _ => return,
+        }
+    }
 }
 
 /// The request as the queen-sqs crate sees it, for the answers made here.
