@@ -77,4 +77,6 @@ echo "== pytest: boto3, the aws CLI, the Queen client ($MODE broker)"
 python -m pytest -q tests/compat/python tests/compat/queen_client || status=1
 echo "== node --test: @aws-sdk v3 and aws-sdk v2 ($MODE broker)"
 (cd tests/compat/node && node --test --test-concurrency=1 ./*.test.mjs) || status=1
+echo "== go test: the AWS SDK for Go v2 ($MODE broker)"
+(cd tests/compat/go && go test -count=1 -v ./... | grep -E '^(--- |=== RUN|ok|FAIL|PASS)') || status=1
 exit $status
