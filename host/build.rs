@@ -122,9 +122,7 @@ pub fn ensure_wasm_target(
         Some(t) => t.to_string(),
         None => sysroot_toolchain(rustc)?,
     };
-    let manual = format!(
-        "rustup target add {WASM_TARGET} --toolchain {toolchain}"
-    );
+    let manual = format!("rustup target add {WASM_TARGET} --toolchain {toolchain}");
     let out = Command::new(rustup)
         .args(["target", "add", WASM_TARGET, "--toolchain", &toolchain])
         .env_remove("RUSTUP_TOOLCHAIN")
@@ -152,7 +150,9 @@ pub fn ensure_wasm_target(
         Ok(_) => {}
     }
     if !target_installed(&target_libdir(rustc)?) {
-        return failed(format!("{rustup} succeeded but the target's library is still missing"));
+        return failed(format!(
+            "{rustup} succeeded but the target's library is still missing"
+        ));
     }
     Ok(Some(format!(
         "the Rust toolchain {toolchain} lacked the {WASM_TARGET} target the component is built for; added it (`{manual}`)"

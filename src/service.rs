@@ -175,7 +175,10 @@ const READINESS_TIMEOUT_MS: u64 = 2_000;
 /// Readiness, for a load balancer: 200 only when the configuration is valid AND the broker
 /// answers its health route (the released engine answers 503 there when it has lost its
 /// database). `/healthz` stays liveness: it never leaves the process.
-async fn readiness<T, F>(config: &Result<Config, crate::config::ConfigError>, make_transport: F) -> Response
+async fn readiness<T, F>(
+    config: &Result<Config, crate::config::ConfigError>,
+    make_transport: F,
+) -> Response
 where
     T: Transport,
     F: FnOnce(&Config) -> T,

@@ -69,7 +69,10 @@ fn a_shared_broker_needs_a_handle_secret() {
         .args(["serve", "--listen", "127.0.0.1:0"])
         .output()
         .expect("run host");
-    assert!(!out.status.success(), "started in front of QUEEN_URL with no secret");
+    assert!(
+        !out.status.success(),
+        "started in front of QUEEN_URL with no secret"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("QUEEN_SQS_HANDLE_SECRET"), "{stderr}");
 }
@@ -106,8 +109,15 @@ fn the_embedded_default_keeps_its_generated_secret() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(dir.join("handle-secret")).unwrap().permissions().mode();
-        assert_eq!(mode & 0o077, 0, "the secret file is readable by others: {mode:o}");
+        let mode = std::fs::metadata(dir.join("handle-secret"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o077,
+            0,
+            "the secret file is readable by others: {mode:o}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -122,7 +122,10 @@ fn a_missing_target_is_added_for_the_toolchain_in_use_and_announced() {
         log.trim(),
         "target add wasm32-wasip2 --toolchain 1.95.0-x86_64-unknown-linux-gnu"
     );
-    assert!(notice.contains("added") && notice.contains(WASM_TARGET), "{notice}");
+    assert!(
+        notice.contains("added") && notice.contains(WASM_TARGET),
+        "{notice}"
+    );
     assert!(!notice.contains('\n'));
     // Once present, nothing more is run.
     assert_eq!(
@@ -136,10 +139,12 @@ fn a_missing_target_is_added_for_the_toolchain_in_use_and_announced() {
 fn without_rustup_toolchain_the_sysroot_names_the_toolchain() {
     let f = fake_toolchain("sysroot");
     let rustup = working_rustup(&f);
-    ensure_wasm_target(f.rustc.to_str().unwrap(), rustup.to_str().unwrap(), None)
-        .expect("added");
+    ensure_wasm_target(f.rustc.to_str().unwrap(), rustup.to_str().unwrap(), None).expect("added");
     let log = std::fs::read_to_string(&f.log).unwrap();
-    assert_eq!(log.trim(), "target add wasm32-wasip2 --toolchain 9.99.0-fake");
+    assert_eq!(
+        log.trim(),
+        "target add wasm32-wasip2 --toolchain 9.99.0-fake"
+    );
 }
 
 #[test]
@@ -158,7 +163,9 @@ fn a_failed_add_is_one_line_naming_the_command_to_run() {
     .expect_err("refused");
     assert!(!line.contains('\n'), "{line}");
     assert!(
-        line.contains("rustup target add wasm32-wasip2 --toolchain 1.95.0-x86_64-unknown-linux-gnu"),
+        line.contains(
+            "rustup target add wasm32-wasip2 --toolchain 1.95.0-x86_64-unknown-linux-gnu"
+        ),
         "{line}"
     );
     assert!(line.contains("network unreachable"), "{line}");
@@ -170,7 +177,10 @@ fn a_failed_add_is_one_line_naming_the_command_to_run() {
         Some("system"),
     )
     .expect_err("refused");
-    assert!(!line.contains('\n') && line.contains("rustup target add"), "{line}");
+    assert!(
+        !line.contains('\n') && line.contains("rustup target add"),
+        "{line}"
+    );
 
     // A rustup that claims success but installs nothing is not believed.
     let liar = f.dir.join("liar");

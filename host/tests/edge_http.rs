@@ -195,29 +195,88 @@ async fn no_host_header_is_never_a_5xx() {
 async fn malformed_request_lines_and_headers_are_4xx() {
     let ep = Endpoint::start().await;
     let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("empty Host", b"GET /healthz HTTP/1.1\r\nHost: \r\n\r\n".to_vec()),
-        ("Host with a space", b"GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n".to_vec()),
-        ("Host not ASCII", b"GET /healthz HTTP/1.1\r\nHost: \xff\xfe\r\n\r\n".to_vec()),
-        ("Host with a path", b"GET /healthz HTTP/1.1\r\nHost: a/b\r\n\r\n".to_vec()),
-        ("Host with a bad port", b"GET /healthz HTTP/1.1\r\nHost: a:xyz\r\n\r\n".to_vec()),
-        ("two Hosts", b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".to_vec()),
+        (
+            "empty Host",
+            b"GET /healthz HTTP/1.1\r\nHost: \r\n\r\n".to_vec(),
+        ),
+        (
+            "Host with a space",
+            b"GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n".to_vec(),
+        ),
+        (
+            "Host not ASCII",
+            b"GET /healthz HTTP/1.1\r\nHost: \xff\xfe\r\n\r\n".to_vec(),
+        ),
+        (
+            "Host with a path",
+            b"GET /healthz HTTP/1.1\r\nHost: a/b\r\n\r\n".to_vec(),
+        ),
+        (
+            "Host with a bad port",
+            b"GET /healthz HTTP/1.1\r\nHost: a:xyz\r\n\r\n".to_vec(),
+        ),
+        (
+            "two Hosts",
+            b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".to_vec(),
+        ),
         ("a request line of garbage", b"BLAH\r\n\r\n".to_vec()),
         ("no target", b"GET  HTTP/1.1\r\nHost: a\r\n\r\n".to_vec()),
-        ("an unknown version", b"GET /healthz HTTP/9.9\r\nHost: a\r\n\r\n".to_vec()),
-        ("a header without a colon", b"GET /healthz HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n".to_vec()),
-        ("a bad header name", b"GET /healthz HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n".to_vec()),
-        ("a NUL in a value", b"GET /healthz HTTP/1.1\r\nHost: a\r\nX-A: a\x00b\r\n\r\n".to_vec()),
-        ("a non-numeric length", b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n".to_vec()),
-        ("two lengths", b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab".to_vec()),
-        ("an unknown coding", b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec()),
-        ("a bad path byte", b"GET /\xff HTTP/1.1\r\nHost: a\r\n\r\n".to_vec()),
-        ("a bad absolute URI", b"GET http://[::1/ HTTP/1.1\r\nHost: a\r\n\r\n".to_vec()),
-        ("an asterisk target", b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n".to_vec()),
-        ("CONNECT", b"CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n".to_vec()),
-        ("an absolute URI with no host", b"GET http:///healthz HTTP/1.1\r\n\r\n".to_vec()),
+        (
+            "an unknown version",
+            b"GET /healthz HTTP/9.9\r\nHost: a\r\n\r\n".to_vec(),
+        ),
+        (
+            "a header without a colon",
+            b"GET /healthz HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n".to_vec(),
+        ),
+        (
+            "a bad header name",
+            b"GET /healthz HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n".to_vec(),
+        ),
+        (
+            "a NUL in a value",
+            b"GET /healthz HTTP/1.1\r\nHost: a\r\nX-A: a\x00b\r\n\r\n".to_vec(),
+        ),
+        (
+            "a non-numeric length",
+            b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n".to_vec(),
+        ),
+        (
+            "two lengths",
+            b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"
+                .to_vec(),
+        ),
+        (
+            "an unknown coding",
+            b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
+        ),
+        (
+            "a bad path byte",
+            b"GET /\xff HTTP/1.1\r\nHost: a\r\n\r\n".to_vec(),
+        ),
+        (
+            "a bad absolute URI",
+            b"GET http://[::1/ HTTP/1.1\r\nHost: a\r\n\r\n".to_vec(),
+        ),
+        (
+            "an asterisk target",
+            b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n".to_vec(),
+        ),
+        (
+            "CONNECT",
+            b"CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n".to_vec(),
+        ),
+        (
+            "an absolute URI with no host",
+            b"GET http:///healthz HTTP/1.1\r\n\r\n".to_vec(),
+        ),
         (
             "an oversized head",
-            format!("GET / HTTP/1.1\r\nHost: a\r\nX-Big: {}\r\n\r\n", "a".repeat(200_000)).into_bytes(),
+            format!(
+                "GET / HTTP/1.1\r\nHost: a\r\nX-Big: {}\r\n\r\n",
+                "a".repeat(200_000)
+            )
+            .into_bytes(),
         ),
     ];
     let mut wrong = Vec::new();
@@ -257,7 +316,10 @@ async fn a_body_cut_off_is_never_acted_on() {
         body.len()
     );
     let a = exchange(ep.addr, req.as_bytes(), true).await;
-    assert!(a.as_ref().is_none_or(|a| (400..500).contains(&a.status)), "{a:?}");
+    assert!(
+        a.as_ref().is_none_or(|a| (400..500).contains(&a.status)),
+        "{a:?}"
+    );
 
     // A chunked body that ends without its last (zero-length) chunk.
     let req = format!(
@@ -266,7 +328,10 @@ async fn a_body_cut_off_is_never_acted_on() {
         cut.len()
     );
     let a = exchange(ep.addr, req.as_bytes(), true).await;
-    assert!(a.as_ref().is_none_or(|a| (400..500).contains(&a.status)), "{a:?}");
+    assert!(
+        a.as_ref().is_none_or(|a| (400..500).contains(&a.status)),
+        "{a:?}"
+    );
     assert_eq!(messages_in(&ep, &url).await, Vec::<String>::new());
 
     // The same chunked request, complete, is served: the refusals above were about the cut.
@@ -275,7 +340,9 @@ async fn a_body_cut_off_is_never_acted_on() {
         ep.addr,
         body.len()
     );
-    let a = exchange(ep.addr, req.as_bytes(), false).await.expect("an answer");
+    let a = exchange(ep.addr, req.as_bytes(), false)
+        .await
+        .expect("an answer");
     assert_eq!(a.status, 200, "{a:?}");
     assert_eq!(
         messages_in(&ep, &url).await,
@@ -289,9 +356,13 @@ async fn unsigned_payload_is_refused() {
     let host = ep.addr.to_string();
     let body = form(&[("Action", "ListQueues"), ("Version", "2012-11-05")]);
     let ct = [("content-type", "application/x-www-form-urlencoded")];
-    let a = exchange(ep.addr, signed(&host, "sqs", &ct, &body, None).as_bytes(), false)
-        .await
-        .expect("an answer");
+    let a = exchange(
+        ep.addr,
+        signed(&host, "sqs", &ct, &body, None).as_bytes(),
+        false,
+    )
+    .await
+    .expect("an answer");
     assert_eq!(a.status, 200, "{a:?}");
     let req = signed(&host, "sqs", &ct, &body, Some("UNSIGNED-PAYLOAD"));
     let a = exchange(ep.addr, req.as_bytes(), false)
@@ -299,7 +370,8 @@ async fn unsigned_payload_is_refused() {
         .expect("an answer");
     assert_eq!(a.status, 403, "{a:?}");
     assert!(
-        a.body.contains("<Code>SignatureDoesNotMatch</Code>") && a.body.contains("UNSIGNED-PAYLOAD"),
+        a.body.contains("<Code>SignatureDoesNotMatch</Code>")
+            && a.body.contains("UNSIGNED-PAYLOAD"),
         "{a:?}"
     );
 }
@@ -346,9 +418,14 @@ async fn stalled_clients_are_cut_off_and_hold_no_instance() {
         &body,
         None,
     );
-    let a = exchange(ep.addr, req.as_bytes(), false).await.expect("an answer");
+    let a = exchange(ep.addr, req.as_bytes(), false)
+        .await
+        .expect("an answer");
     assert_eq!(a.status, 200, "{a:?}");
-    assert!(started.elapsed() < Duration::from_secs(4), "too slow to prove anything");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "too slow to prove anything"
+    );
 
     // And each of them is cut off (408, or closed) soon after its deadline.
     let mut cut = 0;
@@ -363,7 +440,10 @@ async fn stalled_clients_are_cut_off_and_hold_no_instance() {
                 // Closed (EOF) rather than left hanging: a read now answers at once.
                 let mut b = [0u8; 1];
                 let r = tokio::time::timeout(Duration::from_millis(100), s.read(&mut b)).await;
-                assert!(matches!(r, Ok(Ok(0)) | Ok(Err(_))), "a stalled client was not cut off");
+                assert!(
+                    matches!(r, Ok(Ok(0)) | Ok(Err(_))),
+                    "a stalled client was not cut off"
+                );
                 cut += 1;
             }
         }
@@ -381,8 +461,11 @@ async fn an_exhausted_budget_is_a_throttle_in_the_callers_protocol() {
     let poll = {
         let (ep, url) = (ep.clone(), url.clone());
         tokio::spawn(async move {
-            ep.sqs("ReceiveMessage", json!({"QueueUrl": url, "WaitTimeSeconds": 3}))
-                .await
+            ep.sqs(
+                "ReceiveMessage",
+                json!({"QueueUrl": url, "WaitTimeSeconds": 3}),
+            )
+            .await
         })
     };
     tokio::time::sleep(Duration::from_millis(700)).await;
@@ -392,7 +475,10 @@ async fn an_exhausted_budget_is_a_throttle_in_the_callers_protocol() {
         .await;
     assert_eq!(status, 400, "{body}");
     assert!(
-        body["__type"].as_str().unwrap_or("").ends_with("#RequestThrottled"),
+        body["__type"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("#RequestThrottled"),
         "{body}"
     );
     let (status, xml) = ep
@@ -434,8 +520,11 @@ async fn long_polls_leave_room_for_sends() {
     for _ in 0..5 {
         let (ep, url) = (ep.clone(), url.clone());
         polls.push(tokio::spawn(async move {
-            ep.sqs("ReceiveMessage", json!({"QueueUrl": url, "WaitTimeSeconds": 3}))
-                .await
+            ep.sqs(
+                "ReceiveMessage",
+                json!({"QueueUrl": url, "WaitTimeSeconds": 3}),
+            )
+            .await
         }));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -452,7 +541,10 @@ async fn long_polls_leave_room_for_sends() {
     for p in polls {
         let (status, body) = p.await.unwrap();
         if status == 400 {
-            assert!(body["__type"].as_str().unwrap_or("").ends_with("#RequestThrottled"));
+            assert!(body["__type"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with("#RequestThrottled"));
             throttled += 1;
         } else {
             assert_eq!(status, 200, "{body}");

@@ -13,20 +13,41 @@ use support::Endpoint;
 async fn queue_tags_outside_awss_characters_are_refused() {
     let ep = Endpoint::start().await;
     let url = ep.create_queue("tagged", json!({})).await;
-    for (k, v) in [("ok", "bad\u{1}value"), ("bad\u{0}key", "v"), ("semi;colon", "v")] {
+    for (k, v) in [
+        ("ok", "bad\u{1}value"),
+        ("bad\u{0}key", "v"),
+        ("semi;colon", "v"),
+    ] {
         let (status, ty) = ep
             .sqs_err("TagQueue", json!({"QueueUrl": url, "Tags": {k: v}}))
             .await;
-        assert_eq!((status, ty.as_str()), (400, "InvalidParameterValue"), "{k:?}={v:?}");
+        assert_eq!(
+            (status, ty.as_str()),
+            (400, "InvalidParameterValue"),
+            "{k:?}={v:?}"
+        );
     }
     let (_, ty) = ep
-        .sqs_err("CreateQueue", json!({"QueueName": "t2", "tags": {"x": "\u{7}"}}))
+        .sqs_err(
+            "CreateQueue",
+            json!({"QueueName": "t2", "tags": {"x": "\u{7}"}}),
+        )
         .await;
     assert_eq!(ty, "InvalidParameterValue");
-    ep.sqs_ok("TagQueue", json!({"QueueUrl": url, "Tags": {"team:eu/1": "ops = core@x"}}))
-        .await;
+    ep.sqs_ok(
+        "TagQueue",
+        json!({"QueueUrl": url, "Tags": {"team:eu/1": "ops = core@x"}}),
+    )
+    .await;
     let (status, xml) = ep
-        .query("/", &[("Action", "ListQueueTags"), ("QueueUrl", &url), ("Version", "2012-11-05")])
+        .query(
+            "/",
+            &[
+                ("Action", "ListQueueTags"),
+                ("QueueUrl", &url),
+                ("Version", "2012-11-05"),
+            ],
+        )
         .await;
     assert_eq!(status, 200, "{xml}");
     assert!(xml.contains("ops = core@x"), "{xml}");
@@ -39,7 +60,11 @@ async fn topic_tags_display_names_and_messages_with_forbidden_characters_are_ref
     let (status, xml) = sns(
         &ep,
         "TagResource",
-        &[("ResourceArn", &arn), ("Tags.member.1.Key", "k"), ("Tags.member.1.Value", "a\u{1}b")],
+        &[
+            ("ResourceArn", &arn),
+            ("Tags.member.1.Key", "k"),
+            ("Tags.member.1.Value", "a\u{1}b"),
+        ],
     )
     .await;
     assert_eq!(status, 400, "{xml}");
@@ -48,13 +73,22 @@ async fn topic_tags_display_names_and_messages_with_forbidden_characters_are_ref
     let (status, xml) = sns(
         &ep,
         "SetTopicAttributes",
-        &[("TopicArn", &arn), ("AttributeName", "DisplayName"), ("AttributeValue", "x\u{0}y")],
+        &[
+            ("TopicArn", &arn),
+            ("AttributeName", "DisplayName"),
+            ("AttributeValue", "x\u{0}y"),
+        ],
     )
     .await;
     assert_eq!(status, 400, "{xml}");
     assert!(xml.contains("<Code>InvalidParameter</Code>"), "{xml}");
 
-    let (status, xml) = sns(&ep, "Publish", &[("TopicArn", &arn), ("Message", "bell\u{7}")]).await;
+    let (status, xml) = sns(
+        &ep,
+        "Publish",
+        &[("TopicArn", &arn), ("Message", "bell\u{7}")],
+    )
+    .await;
     assert_eq!(status, 400, "{xml}");
     assert!(xml.contains("<Code>InvalidParameter</Code>"), "{xml}");
 
@@ -62,7 +96,11 @@ async fn topic_tags_display_names_and_messages_with_forbidden_characters_are_ref
     sns_ok(
         &ep,
         "SetTopicAttributes",
-        &[("TopicArn", &arn), ("AttributeName", "DisplayName"), ("AttributeValue", "Ops & <Alerts>")],
+        &[
+            ("TopicArn", &arn),
+            ("AttributeName", "DisplayName"),
+            ("AttributeValue", "Ops & <Alerts>"),
+        ],
     )
     .await;
     let xml = sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &arn)]).await;

@@ -26,7 +26,12 @@ async fn sql(statement: String) {
 }
 
 fn error_type(v: &Value) -> &str {
-    v["__type"].as_str().unwrap_or("").rsplit('#').next().unwrap_or("")
+    v["__type"]
+        .as_str()
+        .unwrap_or("")
+        .rsplit('#')
+        .next()
+        .unwrap_or("")
 }
 
 /// Every message still in the queue, received and deleted.
@@ -68,22 +73,28 @@ async fn postgres_lost_under_the_engine_is_service_unavailable_and_loses_nothing
     }
     let dir = fresh_dir("pgcut");
     let broker = TestBroker::start(dir.clone()).await;
-    let ep = Endpoint::serve_remote(replica_env(&broker.url(), "0"), broker.clone(), dir.clone())
-        .await;
+    let ep =
+        Endpoint::serve_remote(replica_env(&broker.url(), "0"), broker.clone(), dir.clone()).await;
     // A second replica holding the queue's record in its cache: its send reaches the push,
     // which the engine answers `buffered` (spooled to its disk) while it has no database.
-    let cached = Endpoint::serve_remote(replica_env(&broker.url(), "60000"), broker.clone(), dir)
-        .await;
+    let cached =
+        Endpoint::serve_remote(replica_env(&broker.url(), "60000"), broker.clone(), dir).await;
     let url = ep.create_queue("pgcut", json!({})).await;
     let url_cached = url.replace(&ep.url, &cached.url);
     let mut acknowledged = BTreeSet::new();
     let v = cached
-        .sqs_ok("SendMessage", json!({"QueueUrl": url_cached, "MessageBody": "warm"}))
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url_cached, "MessageBody": "warm"}),
+        )
         .await;
     acknowledged.insert(v["MessageId"].as_str().unwrap().to_string());
     for i in 0..20 {
         let v = ep
-            .sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": format!("m{i}")}))
+            .sqs_ok(
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": format!("m{i}")}),
+            )
             .await;
         acknowledged.insert(v["MessageId"].as_str().unwrap().to_string());
     }
@@ -98,8 +109,14 @@ async fn postgres_lost_under_the_engine_is_service_unavailable_and_loses_nothing
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     for (action, input) in [
-        ("SendMessage", json!({"QueueUrl": url, "MessageBody": "during"})),
-        ("GetQueueAttributes", json!({"QueueUrl": url, "AttributeNames": ["All"]})),
+        (
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": "during"}),
+        ),
+        (
+            "GetQueueAttributes",
+            json!({"QueueUrl": url, "AttributeNames": ["All"]}),
+        ),
         ("CreateQueue", json!({"QueueName": "pgcut-new"})),
     ] {
         let (status, v) = ep.sqs(action, input).await;
@@ -107,7 +124,10 @@ async fn postgres_lost_under_the_engine_is_service_unavailable_and_loses_nothing
         assert_eq!(error_type(&v), "ServiceUnavailable", "{action}: {v}");
     }
     let (status, v) = cached
-        .sqs("SendMessage", json!({"QueueUrl": url_cached, "MessageBody": "spooled"}))
+        .sqs(
+            "SendMessage",
+            json!({"QueueUrl": url_cached, "MessageBody": "spooled"}),
+        )
         .await;
     assert_eq!((status, error_type(&v)), (503, "ServiceUnavailable"), "{v}");
     let (status, _, _) = ep.raw("GET", "/readyz", &[], Vec::new()).await;
@@ -120,11 +140,17 @@ async fn postgres_lost_under_the_engine_is_service_unavailable_and_loses_nothing
         if status == 200 {
             break;
         }
-        assert!(back.elapsed() < Duration::from_secs(30), "the engine never got its database back");
+        assert!(
+            back.elapsed() < Duration::from_secs(30),
+            "the engine never got its database back"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let v = ep
-        .sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": "after"}))
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": "after"}),
+        )
         .await;
     acknowledged.insert(v["MessageId"].as_str().unwrap().to_string());
     let seen = drain(&ep, &url).await;
@@ -145,8 +171,8 @@ async fn the_engines_rate_limit_is_request_throttled_and_a_throttled_send_lands_
     )
     .await;
     // No record cache: every send reads the registry, so the engine's KV read limit bites.
-    let ep = Endpoint::serve_remote(replica_env(&broker.url(), "0"), broker.clone(), dir.clone())
-        .await;
+    let ep =
+        Endpoint::serve_remote(replica_env(&broker.url(), "0"), broker.clone(), dir.clone()).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let url = loop {
         let (status, v) = ep.sqs("CreateQueue", json!({"QueueName": "limited"})).await;
@@ -161,7 +187,10 @@ async fn the_engines_rate_limit_is_request_throttled_and_a_throttled_send_lands_
     let mut throttled = 0;
     for i in 0..20 {
         let (status, v) = ep
-            .sqs("SendMessage", json!({"QueueUrl": url, "MessageBody": format!("m{i}")}))
+            .sqs(
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": format!("m{i}")}),
+            )
             .await;
         match status {
             200 => {
@@ -174,10 +203,13 @@ async fn the_engines_rate_limit_is_request_throttled_and_a_throttled_send_lands_
             }
         }
     }
-    assert!(throttled > 0, "20 sends at a KV read limit of 1/s were never throttled");
+    assert!(
+        throttled > 0,
+        "20 sends at a KV read limit of 1/s were never throttled"
+    );
     // A replica with the cache reads the record once: what landed is exactly what was answered.
-    let reader = Endpoint::serve_remote(replica_env(&broker.url(), "60000"), broker.clone(), dir)
-        .await;
+    let reader =
+        Endpoint::serve_remote(replica_env(&broker.url(), "60000"), broker.clone(), dir).await;
     let url_r = url.replace(&ep.url, &reader.url);
     let seen = drain(&reader, &url_r).await;
     assert_eq!(seen, sent, "{throttled} throttled sends");

@@ -19,7 +19,10 @@ async fn readiness_follows_the_broker_and_liveness_does_not() {
     let broker = TestBroker::start(dir.clone()).await;
     let env = vec![
         ("QUEEN_URL".to_string(), broker.url()),
-        ("QUEEN_SQS_HANDLE_SECRET".to_string(), HANDLE_SECRET.to_string()),
+        (
+            "QUEEN_SQS_HANDLE_SECRET".to_string(),
+            HANDLE_SECRET.to_string(),
+        ),
         ("QUEEN_SQS_AUTH".to_string(), "off".to_string()),
     ];
     let ep = Endpoint::serve_remote(env, broker.clone(), dir).await;

@@ -72,7 +72,10 @@ async fn rows(ep: &Endpoint, prefix: &str) -> Vec<Value> {
     )
     .await;
     assert_eq!(status, 200, "{r}");
-    r["results"][0]["rows"].as_array().cloned().unwrap_or_default()
+    r["results"][0]["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Runs `tasks` concurrently to completion.
@@ -291,7 +294,12 @@ async fn a_poison_head_is_dead_lettered_alone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queue_scope_dedup_spans_groups() {
     let ep = Endpoint::start().await;
-    let url = fifo(&ep, "scope.fifo", json!({"ContentBasedDeduplication": "false"})).await;
+    let url = fifo(
+        &ep,
+        "scope.fifo",
+        json!({"ContentBasedDeduplication": "false"}),
+    )
+    .await;
     let sent = |group: &'static str, body: &'static str, url: String| {
         let ep = &ep;
         async move {
@@ -325,7 +333,11 @@ async fn queue_scope_dedup_spans_groups() {
     let got = receive(&ep, &url, 10, None).await;
     let mut b = bodies(&got);
     b.sort();
-    assert_eq!(b, ["w", "x"], "queue-scope duplicates in other groups were delivered");
+    assert_eq!(
+        b,
+        ["w", "x"],
+        "queue-scope duplicates in other groups were delivered"
+    );
 
     let per_group = fifo(
         &ep,

@@ -488,9 +488,18 @@ async fn fifo_order_within_a_group_and_deduplication() {
             )
             .await;
         // 20 digits, as AWS's, and increasing in send order.
-        let seq = v["SequenceNumber"].as_str().expect("SequenceNumber").to_string();
-        assert!(seq.len() == 20 && seq.bytes().all(|b| b.is_ascii_digit()), "{v}");
-        assert!(seqs.last().map_or(true, |prev| *prev < seq), "{seqs:?} then {seq}");
+        let seq = v["SequenceNumber"]
+            .as_str()
+            .expect("SequenceNumber")
+            .to_string();
+        assert!(
+            seq.len() == 20 && seq.bytes().all(|b| b.is_ascii_digit()),
+            "{v}"
+        );
+        assert!(
+            seqs.last().map_or(true, |prev| *prev < seq),
+            "{seqs:?} then {seq}"
+        );
         seqs.push(seq);
         ids.push(v["MessageId"].as_str().unwrap().to_string());
     }
@@ -546,7 +555,11 @@ async fn fifo_order_within_a_group_and_deduplication() {
                 let i = seen.len();
                 assert_eq!(m["Body"], format!("g1-{i}"));
                 assert_eq!(m["MessageId"], ids[i].as_str());
-                assert_eq!(attr(m, "SequenceNumber"), seqs[i].as_str(), "a delivery carries the number its send answered");
+                assert_eq!(
+                    attr(m, "SequenceNumber"),
+                    seqs[i].as_str(),
+                    "a delivery carries the number its send answered"
+                );
                 assert_eq!(attr(m, "MessageDeduplicationId"), format!("d{i}"));
                 seen.push(i);
             }

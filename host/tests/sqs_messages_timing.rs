@@ -131,7 +131,11 @@ async fn a_delayed_message_is_invisible_counted_then_visible() {
         receive(&ep, &url, json!({})).await.is_empty(),
         "invisible while delayed"
     );
-    assert_eq!(timer_count(&ep, "delay", "sqs.").await, 1, "counted as delayed");
+    assert_eq!(
+        timer_count(&ep, "delay", "sqs.").await,
+        1,
+        "counted as delayed"
+    );
     sleep_ms(3200).await;
     let got = receive(&ep, &url, json!({})).await;
     assert_eq!(got.len(), 1);

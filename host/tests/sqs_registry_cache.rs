@@ -39,45 +39,49 @@ async fn counting_proxy(broker: String, kv_calls: Arc<AtomicUsize>) -> SocketAdd
             };
             let (client, broker, kv_calls) = (client.clone(), broker.clone(), kv_calls.clone());
             tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let (client, broker, kv_calls) =
-                        (client.clone(), broker.clone(), kv_calls.clone());
-                    async move {
-                        let (parts, body) = req.into_parts();
-                        let pq = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-                        let body = body.collect().await.unwrap().to_bytes();
-                        // KV reads only: a path-route GET, or a batch carrying a read op
-                        // (receive counts are KV writes on a broker without deliveryAttempt).
-                        let text = String::from_utf8_lossy(&body);
-                        let read_op = ["\"get\"", "\"getMany\"", "\"getPrefix\""]
-                            .iter()
-                            .any(|op| text.contains(&format!("\"op\":{op}")));
-                        if pq.starts_with("/api/v1/kv") && (parts.method == hyper::Method::GET || read_op) {
-                            kv_calls.fetch_add(1, Ordering::SeqCst);
-                        }
-                        let mut out = hyper::Request::builder()
-                            .method(parts.method)
-                            .uri(format!("{broker}{pq}"));
-                        for (k, v) in &parts.headers {
-                            if k != hyper::header::HOST {
-                                out = out.header(k, v);
+                let service = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (client, broker, kv_calls) =
+                            (client.clone(), broker.clone(), kv_calls.clone());
+                        async move {
+                            let (parts, body) = req.into_parts();
+                            let pq = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+                            let body = body.collect().await.unwrap().to_bytes();
+                            // KV reads only: a path-route GET, or a batch carrying a read op
+                            // (receive counts are KV writes on a broker without deliveryAttempt).
+                            let text = String::from_utf8_lossy(&body);
+                            let read_op = ["\"get\"", "\"getMany\"", "\"getPrefix\""]
+                                .iter()
+                                .any(|op| text.contains(&format!("\"op\":{op}")));
+                            if pq.starts_with("/api/v1/kv")
+                                && (parts.method == hyper::Method::GET || read_op)
+                            {
+                                kv_calls.fetch_add(1, Ordering::SeqCst);
                             }
-                        }
-                        let resp = client.request(out.body(Full::new(body)).unwrap()).await;
-                        let resp = match resp {
-                            Ok(r) => {
-                                let (p, b) = r.into_parts();
-                                let b = b.collect().await.unwrap().to_bytes();
-                                hyper::Response::from_parts(p, Full::new(b))
+                            let mut out = hyper::Request::builder()
+                                .method(parts.method)
+                                .uri(format!("{broker}{pq}"));
+                            for (k, v) in &parts.headers {
+                                if k != hyper::header::HOST {
+                                    out = out.header(k, v);
+                                }
                             }
-                            Err(_) => hyper::Response::builder()
-                                .status(502)
-                                .body(Full::new(Bytes::new()))
-                                .unwrap(),
-                        };
-                        Ok::<_, std::convert::Infallible>(resp)
-                    }
-                });
+                            let resp = client.request(out.body(Full::new(body)).unwrap()).await;
+                            let resp = match resp {
+                                Ok(r) => {
+                                    let (p, b) = r.into_parts();
+                                    let b = b.collect().await.unwrap().to_bytes();
+                                    hyper::Response::from_parts(p, Full::new(b))
+                                }
+                                Err(_) => hyper::Response::builder()
+                                    .status(502)
+                                    .body(Full::new(Bytes::new()))
+                                    .unwrap(),
+                            };
+                            Ok::<_, std::convert::Infallible>(resp)
+                        }
+                    },
+                );
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                     .await;
@@ -139,8 +143,11 @@ async fn the_message_path_reads_a_queue_record_once_per_bound() {
     let url_c = url.replace(&a.url, &c.url);
     let before = kv_calls.load(Ordering::SeqCst);
     for _ in 0..5 {
-        c.sqs_ok("SendMessage", json!({"QueueUrl": url_c, "MessageBody": "x"}))
-            .await;
+        c.sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url_c, "MessageBody": "x"}),
+        )
+        .await;
     }
     assert_eq!(kv_calls.load(Ordering::SeqCst) - before, 5);
 }
@@ -164,13 +171,19 @@ async fn a_replica_sees_its_own_changes_at_once() {
     let (_, ty) = ep
         .sqs_err("SendMessage", json!({"QueueUrl": url, "MessageBody": big}))
         .await;
-    assert_eq!(ty, "InvalidParameterValue", "the new size limit applies at once");
+    assert_eq!(
+        ty, "InvalidParameterValue",
+        "the new size limit applies at once"
+    );
 
     ep.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
     let (_, ty) = ep
         .sqs_err("SendMessage", json!({"QueueUrl": url, "MessageBody": "x"}))
         .await;
-    assert_eq!(ty, "QueueDoesNotExist", "a deleted queue refuses sends at once");
+    assert_eq!(
+        ty, "QueueDoesNotExist",
+        "a deleted queue refuses sends at once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,13 +197,19 @@ async fn another_replicas_delete_is_seen_within_the_bound() {
     .await;
     let url = a.create_queue("shared", json!({})).await;
     let url_b = url.replace(&a.url, &b.url);
-    b.sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "x"}))
-        .await;
+    b.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url_b, "MessageBody": "x"}),
+    )
+    .await;
     a.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
     // Past the bound B has let the record go.
     tokio::time::sleep(Duration::from_millis(1300)).await;
     let (_, ty) = b
-        .sqs_err("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "y"}))
+        .sqs_err(
+            "SendMessage",
+            json!({"QueueUrl": url_b, "MessageBody": "y"}),
+        )
         .await;
     assert_eq!(ty, "QueueDoesNotExist");
 }
@@ -251,7 +270,12 @@ async fn sixteen_concurrent_callers_are_not_throttled() {
     for t in tasks {
         refused.extend(t.await.unwrap());
     }
-    assert!(refused.is_empty(), "{} refused, e.g. {}", refused.len(), refused[0]);
+    assert!(
+        refused.is_empty(),
+        "{} refused, e.g. {}",
+        refused.len(),
+        refused[0]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -265,12 +289,18 @@ async fn a_send_accepted_by_a_stale_replica_after_a_delete_does_not_block_the_na
     .await;
     let url = a.create_queue("reborn", json!({})).await;
     let url_b = url.replace(&a.url, &b.url);
-    b.sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "before"}))
-        .await;
+    b.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url_b, "MessageBody": "before"}),
+    )
+    .await;
     a.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
     // B still holds the record: its send is accepted and the push re-creates a broker queue.
-    b.sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "stale"}))
-        .await;
+    b.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url_b, "MessageBody": "stale"}),
+    )
+    .await;
     let (status, _, body) = a
         .broker
         .handle("GET", "/api/v1/resources/queues", Bytes::new())
@@ -278,7 +308,11 @@ async fn a_send_accepted_by_a_stale_replica_after_a_delete_does_not_block_the_na
     assert_eq!(status, 200);
     let listed: Value = serde_json::from_slice(&body).unwrap();
     assert!(
-        listed["queues"].as_array().unwrap().iter().any(|q| q["name"] == "reborn"),
+        listed["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["name"] == "reborn"),
         "the stale send re-created the broker queue: {listed}"
     );
     // After the 60 s cooldown the name is free again: the leftover is not taken for a
@@ -289,7 +323,13 @@ async fn a_send_accepted_by_a_stale_replica_after_a_delete_does_not_block_the_na
         .await;
     assert_eq!(v["QueueUrl"], url.as_str());
     let v = a
-        .sqs_ok("ReceiveMessage", json!({"QueueUrl": url, "WaitTimeSeconds": 1}))
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "WaitTimeSeconds": 1}),
+        )
         .await;
-    assert!(v.get("Messages").is_none(), "the new queue starts empty: {v}");
+    assert!(
+        v.get("Messages").is_none(),
+        "the new queue starts empty: {v}"
+    );
 }

@@ -28,7 +28,14 @@ mod tests {
     fn tag_text_is_awss_character_set() {
         assert!(valid_tag_text("team: ops/eu-1 =+@_.é 数"));
         assert!(valid_tag_text(""));
-        for bad in ["a\u{0}b", "tab\there", "new\nline", "semi;colon", "<x>", "\u{FFFE}"] {
+        for bad in [
+            "a\u{0}b",
+            "tab\there",
+            "new\nline",
+            "semi;colon",
+            "<x>",
+            "\u{FFFE}",
+        ] {
             assert!(!valid_tag_text(bad), "{bad:?}");
         }
     }

@@ -64,7 +64,10 @@ pub fn mint(h: &ReceiptHandle, secret: &[u8]) -> String {
 /// Decodes a token in the alphabet it was minted in: standard base64 (padding optional),
 /// or the base64url of handles minted by earlier versions (`-`/`_`, no padding).
 fn decode_token(token: &str) -> Option<Vec<u8>> {
-    let unpadded = token.strip_suffix("==").or_else(|| token.strip_suffix('=')).unwrap_or(token);
+    let unpadded = token
+        .strip_suffix("==")
+        .or_else(|| token.strip_suffix('='))
+        .unwrap_or(token);
     if unpadded.contains(['-', '_']) {
         if unpadded.len() != token.len() {
             return None;
@@ -386,7 +389,11 @@ mod tests {
             };
             let t = mint(&h, SECRET);
             assert!(!t.contains(['-', '_']), "{t}");
-            assert!(t.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "{t}");
+            assert!(
+                t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)),
+                "{t}"
+            );
             seen_plus_or_slash |= t.contains(['+', '/']);
             assert_eq!(open(&t, SECRET), Ok(h.clone()));
             // amazon-sqs-extended-client wraps a handle as `…-<pointer>-<handle>` and

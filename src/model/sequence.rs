@@ -46,7 +46,10 @@ mod tests {
 
     #[test]
     fn other_ids_have_none() {
-        assert_eq!(from_message_id("4f9c8a3e-2b1d-4c5e-9f00-123456789abc"), None);
+        assert_eq!(
+            from_message_id("4f9c8a3e-2b1d-4c5e-9f00-123456789abc"),
+            None
+        );
         assert_eq!(from_message_id("not-a-uuid"), None);
     }
 }

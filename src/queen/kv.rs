@@ -148,7 +148,11 @@ fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
     let value = if written.len() > MAX_INVALIDATED_KEYS {
         "*".to_string()
     } else {
-        written.iter().map(|k| kv_path(k)).collect::<Vec<_>>().join(",")
+        written
+            .iter()
+            .map(|k| kv_path(k))
+            .collect::<Vec<_>>()
+            .join(",")
     };
     Some((crate::http::CACHE_INVALIDATE_HEADER, value))
 }

@@ -114,7 +114,10 @@ async fn leftover<T: Transport>(
     ctx: &Ctx<'_, T>,
     native: &crate::queen::QueueInfo,
 ) -> Result<bool, ApiError> {
-    let Some(created) = native.created_at.as_deref().and_then(crate::calendar::parse_iso_ms)
+    let Some(created) = native
+        .created_at
+        .as_deref()
+        .and_then(crate::calendar::parse_iso_ms)
     else {
         return Ok(false);
     };

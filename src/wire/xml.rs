@@ -195,7 +195,10 @@ mod well_formed {
             doc.push_str("</a>");
 
             // Only XML 1.0 characters, and no character reference but the `\r` one.
-            assert!(doc.chars().all(is_xml_char), "round {round}: {text:?} -> {doc:?}");
+            assert!(
+                doc.chars().all(is_xml_char),
+                "round {round}: {text:?} -> {doc:?}"
+            );
             assert_eq!(
                 doc.matches("&#").count(),
                 doc.matches("&#xD;").count(),
@@ -240,6 +243,9 @@ mod well_formed {
     fn forbidden_characters_are_replaced_not_referenced() {
         let mut out = String::new();
         escape_into(&mut out, "a\u{0}b\u{1}c\u{1F}\u{FFFE}\u{FFFF}d\te\nf\rg");
-        assert_eq!(out, "a\u{FFFD}b\u{FFFD}c\u{FFFD}\u{FFFD}\u{FFFD}d\te\nf&#xD;g");
+        assert_eq!(
+            out,
+            "a\u{FFFD}b\u{FFFD}c\u{FFFD}\u{FFFD}\u{FFFD}d\te\nf&#xD;g"
+        );
     }
 }

@@ -92,11 +92,7 @@ impl WasiHttpHooks for Outgoing {
             }
         }
         let store = cache_key.map(|k| (k, self.cache.clone()));
-        if let Some((_, broker)) = self
-            .embedded
-            .clone()
-            .filter(|(addr, _)| authority == *addr)
-        {
+        if let Some((_, broker)) = self.embedded.clone().filter(|(addr, _)| authority == *addr) {
             return Box::new(async move {
                 let (parts, body) = request.into_parts();
                 let body = body.collect().await?.to_bytes();

@@ -280,7 +280,10 @@ impl Server {
 /// signs it; queue URLs are built from it). HTTP/1.1 requires `Host` (RFC 9112 §3.2): a
 /// missing, empty, repeated or unparsable one is refused. HTTP/1.0 may leave it out: the
 /// listener's own address stands in.
-fn check_authority(parts: &mut http::request::Parts, local: SocketAddr) -> Result<(), &'static str> {
+fn check_authority(
+    parts: &mut http::request::Parts,
+    local: SocketAddr,
+) -> Result<(), &'static str> {
     if parts.uri.authority().is_some() {
         // Absolute form: the URI's authority wins over Host (RFC 9112 §3.2.2).
         return Ok(());
@@ -307,8 +310,8 @@ fn check_authority(parts: &mut http::request::Parts, local: SocketAddr) -> Resul
             }
         }
         (None, _) if parts.version <= http::Version::HTTP_10 => {
-            let value = http::HeaderValue::from_str(&local.to_string())
-                .map_err(|_| "no Host header")?;
+            let value =
+                http::HeaderValue::from_str(&local.to_string()).map_err(|_| "no Host header")?;
             parts.headers.insert(http::header::HOST, value);
             Ok(())
         }
