@@ -5,7 +5,8 @@
 //! amazon-sqs-extended-client uses as a separator when it wraps handles) of `body ‖ tag`.
 //! Handles minted before, in base64url without padding, are still opened. Body is
 //! `version(1) ‖ queue ‖ partition ‖ partition_id ‖ transaction_id ‖ lease_id ‖ message_id
-//! ‖ expiry_unix_ms (i64 BE)` and tag is the first 16 bytes of
+//! ‖ expiry_unix_ms (i64 BE)`, or for a message held by a visibility timer `version(2) ‖
+//! … ‖ message_id ‖ timer_key ‖ expiry_unix_ms`; tag is the first 16 bytes of
 //! HMAC-SHA256(secret, label ‖ body). Each text field is a LEB128 header `h` followed by
 //! 16 raw bytes when `h == 0` (a lower-case hyphenated UUID, the broker's id form) or by
 //! `h - 1` bytes of UTF-8 otherwise. With UUID ids a handle is about 160 characters.
@@ -23,6 +24,9 @@ pub struct ReceiptHandle {
     pub transaction_id: String,
     pub lease_id: String,
     pub message_id: String,
+    /// The visibility timer holding the message (standard queues); None for a handle that
+    /// names a broker lease (FIFO claims, `VisibilityTimeout=0` receives, older handles).
+    pub timer_key: Option<String>,
     pub expiry_unix_ms: i64,
 }
 
@@ -35,6 +39,7 @@ pub enum HandleError {
 }
 
 const VERSION: u8 = 1;
+const VERSION_TIMED: u8 = 2;
 const TAG_LEN: usize = 16;
 /// Domain separation, should the handle secret ever MAC anything else.
 const LABEL: &[u8] = b"queen-sqs receipt handle";
@@ -44,7 +49,11 @@ const MIN_BODY: usize = 1 + 6 + 8;
 
 pub fn mint(h: &ReceiptHandle, secret: &[u8]) -> String {
     let mut buf = Vec::with_capacity(192);
-    buf.push(VERSION);
+    buf.push(if h.timer_key.is_some() {
+        VERSION_TIMED
+    } else {
+        VERSION
+    });
     for field in [
         &h.queue,
         &h.partition,
@@ -54,6 +63,9 @@ pub fn mint(h: &ReceiptHandle, secret: &[u8]) -> String {
         &h.message_id,
     ] {
         put_text(&mut buf, field);
+    }
+    if let Some(key) = &h.timer_key {
+        put_text(&mut buf, key);
     }
     buf.extend_from_slice(&h.expiry_unix_ms.to_be_bytes());
     let tag = mac(secret, &buf).finalize().into_bytes();
@@ -103,7 +115,8 @@ fn mac(secret: &[u8], body: &[u8]) -> Hmac<Sha256> {
 
 fn parse(body: &[u8]) -> Option<ReceiptHandle> {
     let mut r = Reader { buf: body, pos: 0 };
-    if r.byte()? != VERSION {
+    let version = r.byte()?;
+    if version != VERSION && version != VERSION_TIMED {
         return None;
     }
     let queue = r.text()?;
@@ -112,6 +125,10 @@ fn parse(body: &[u8]) -> Option<ReceiptHandle> {
     let transaction_id = r.text()?;
     let lease_id = r.text()?;
     let message_id = r.text()?;
+    let timer_key = match version {
+        VERSION_TIMED => Some(r.text()?),
+        _ => None,
+    };
     let expiry = r.take(8)?;
     let expiry_unix_ms = i64::from_be_bytes(expiry.try_into().ok()?);
     if r.pos != body.len() {
@@ -124,6 +141,7 @@ fn parse(body: &[u8]) -> Option<ReceiptHandle> {
         transaction_id,
         lease_id,
         message_id,
+        timer_key,
         expiry_unix_ms,
     })
 }
@@ -247,8 +265,33 @@ mod tests {
             transaction_id: "dedup-key-with-ünicode".into(),
             lease_id: "01936f3e-8b7a-7c21-b3d4-5e6f7a8b9c0d".into(),
             message_id: "01936f3e-8b7a-7c21-b3d4-5e6f7a8b9c0e".into(),
+            timer_key: None,
             expiry_unix_ms: 1_795_000_000_123,
         }
+    }
+
+    #[test]
+    fn timed_handles_round_trip_and_differ_from_lease_handles() {
+        let timed = ReceiptHandle {
+            timer_key: Some("vis.01936f3e-8b7a-7c21-b3d4-5e6f7a8b9c0e.3".into()),
+            lease_id: String::new(),
+            partition_id: String::new(),
+            ..sample()
+        };
+        let t = mint(&timed, SECRET);
+        assert_eq!(open(&t, SECRET), Ok(timed.clone()));
+        let lease = ReceiptHandle {
+            timer_key: None,
+            ..timed.clone()
+        };
+        assert_ne!(mint(&lease, SECRET), t);
+        assert_eq!(open(&mint(&lease, SECRET), SECRET), Ok(lease));
+        // An empty timer key is still a timed handle.
+        let empty = ReceiptHandle {
+            timer_key: Some(String::new()),
+            ..timed
+        };
+        assert_eq!(open(&mint(&empty, SECRET), SECRET), Ok(empty));
     }
 
     #[test]
@@ -273,6 +316,7 @@ mod tests {
             transaction_id: "6f1c2a9e3b7d4e0a9c550d2b8f41a7e3".into(),
             lease_id: String::new(),
             message_id: "00000000-0000-0000-0000-000000000000".into(),
+            timer_key: None,
             expiry_unix_ms: i64::MIN,
         };
         assert_eq!(open(&mint(&h, SECRET), SECRET), Ok(h));
@@ -352,7 +396,7 @@ mod tests {
         // A correctly tagged body with broken fields is Malformed, not a panic.
         for body in [
             vec![VERSION],
-            vec![2u8; 20],
+            vec![3u8; 20],
             vec![
                 VERSION, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0,
             ],

@@ -175,12 +175,39 @@ impl<T: Transport> Queen<'_, T> {
         opts: PopOptions,
         batch: u32,
     ) -> Result<Option<Popped>> {
+        self.pop_lanes(queue, partition, opts, batch, 1).await
+    }
+
+    /// Claims up to `batch` messages in all, from up to `lanes` lanes, in ONE call: every
+    /// message under the call's lease, each with its own lane's partition id.
+    pub async fn pop_wide(
+        &self,
+        queue: &str,
+        opts: PopOptions,
+        batch: u32,
+        lanes: u32,
+    ) -> Result<Option<Popped>> {
+        self.pop_lanes(queue, None, opts, batch, lanes).await
+    }
+
+    async fn pop_lanes(
+        &self,
+        queue: &str,
+        partition: Option<&str>,
+        opts: PopOptions,
+        batch: u32,
+        lanes: u32,
+    ) -> Result<Option<Popped>> {
         let mut path = format!("/api/v1/pop/queue/{}", encode_segment(queue));
         if let Some(p) = partition {
             path.push_str("/partition/");
             path.push_str(&encode_segment(p));
         }
-        path.push_str(&format!("?batch={}&partitions=1", batch.max(1)));
+        path.push_str(&format!(
+            "?batch={}&partitions={}",
+            batch.max(1),
+            lanes.max(1)
+        ));
         let mut timeout = CALL_TIMEOUT_MS;
         match opts.wait_ms {
             Some(ms) if ms > 0 => {

@@ -9,6 +9,9 @@ pub struct Transaction {
     pub pushes: Vec<PushItem>,
     pub acks: Vec<Ack>,
     pub kv: Vec<KvOp>,
+    /// The timers rider. Its verdicts (`absent`, `too_late`) never roll the transaction
+    /// back: callers read them from the results.
+    pub timers: Vec<TimerOp>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -28,11 +31,15 @@ pub struct TxnResult {
     pub applied: Option<bool>,
     #[serde(default)]
     pub version: i64,
+    /// A timer entry's verdict (`scheduled`, `rescheduled`, `cancelled`, `absent`, `too_late`).
+    #[serde(default)]
+    pub status: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub enum TxnOutcome {
-    /// Committed: one result per push item, per ack, then per kv op (flat index space).
+    /// Committed: one result per push item, per ack, per kv op, then per timer op (flat
+    /// index space).
     Committed(Vec<TxnResult>),
     /// Rolled back whole; `reason` is the broker's closed set (`duplicate`, `ack_rejected`, `kv_precondition`, …).
     RolledBack { reason: String, error: String },
@@ -62,7 +69,10 @@ impl<T: Transport> Queen<'_, T> {
         if !txn.kv.is_empty() {
             body["kv"] = serde_json::to_value(&txn.kv).unwrap_or(Value::Null);
         }
-        let expected = txn.pushes.len() + txn.acks.len() + txn.kv.len();
+        if !txn.timers.is_empty() {
+            body["timers"] = serde_json::to_value(&txn.timers).unwrap_or(Value::Null);
+        }
+        let expected = txn.pushes.len() + txn.acks.len() + txn.kv.len() + txn.timers.len();
         #[derive(Deserialize)]
         struct Answer {
             #[serde(default)]

@@ -20,6 +20,7 @@ pub mod send;
 pub mod settle;
 pub mod sources;
 pub mod tags;
+pub mod visibility;
 
 use crate::http::Transport;
 use crate::service::Ctx;

@@ -5,9 +5,9 @@
 use super::attributes::{self, Changes, Phase, DELAY_TIMER_PREFIX};
 use super::input::{invalid, Input};
 use super::registry::{self, QueueRecord, Stored};
-use super::{naming, tags};
+use super::{naming, tags, visibility};
 use crate::http::Transport;
-use crate::queen::KvOp;
+use crate::queen::{KvOp, TimerCancel, TimerOp};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use base64::Engine;
@@ -20,7 +20,8 @@ const LIST_PAGE_DEFAULT: usize = 1000;
 /// No listing walks further into the registry than this.
 pub const LIST_CAP: usize = 10_000;
 /// Timer cancels in flight at once while clearing a queue's delayed sends.
-const CANCEL_CONCURRENCY: usize = 16;
+/// The broker takes at most 256 timer operations per call.
+const CANCELS_PER_CALL: usize = 256;
 
 pub async fn create_queue<T: Transport>(
     ctx: &Ctx<'_, T>,
@@ -180,7 +181,7 @@ pub async fn delete_queue<T: Transport>(
     let stored = registry::by_url(ctx, &input).await?;
     let name = stored.record.name.as_str();
     // A pending delayed send would re-create the queue when it fires (API §3.3).
-    cancel_delay_timers(ctx, name).await?;
+    cancel_timers(ctx, name).await?;
     // The tombstone goes first so that a CreateQueue racing this delete cannot read
     // the record, find no broker queue, and configure one back into existence.
     ctx.queen
@@ -199,36 +200,34 @@ pub async fn delete_queue<T: Transport>(
     ctx.queen.delete_queue(name).await?;
     registry::remove(ctx, name, None).await?;
     // A send that read the record before it went may have scheduled since.
-    if cancel_delay_timers(ctx, name).await? > 0 {
+    if cancel_timers(ctx, name).await? > 0 {
         ctx.queen.delete_queue(name).await?;
     }
     Ok(json!({}))
 }
 
-/// Cancels every pending `sqs.` timer of a queue; answers how many it found.
-pub async fn cancel_delay_timers<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    queue: &str,
-) -> Result<usize, ApiError> {
+/// Cancels every pending timer the facade scheduled on a queue: delayed sends (`sqs.`)
+/// and messages in flight (`vis.`). Answers how many it found.
+pub async fn cancel_timers<T: Transport>(ctx: &Ctx<'_, T>, queue: &str) -> Result<usize, ApiError> {
     let mut found = 0;
-    // Timer keys list in byte order, so the delayed sends are one run starting after "sqs.".
-    let mut after = Some(DELAY_TIMER_PREFIX.to_string());
-    while let Some(cursor) = after.take() {
-        let (keys, next) = ctx.queen.timer_keys(queue, Some(&cursor)).await?;
-        let ours: Vec<&String> = keys
-            .iter()
-            .take_while(|k| k.starts_with(DELAY_TIMER_PREFIX))
-            .collect();
-        let ran_past = ours.len() < keys.len();
-        found += ours.len();
-        for chunk in ours.chunks(CANCEL_CONCURRENCY) {
-            let cancels = chunk.iter().map(|k| ctx.queen.timer_cancel(queue, k));
-            for r in futures_util::future::join_all(cancels).await {
-                r?;
+    for prefix in [DELAY_TIMER_PREFIX, visibility::TIMER_PREFIX] {
+        // Timer keys list in byte order, so each kind is one run starting after its prefix.
+        let mut after = Some(prefix.to_string());
+        while let Some(cursor) = after.take() {
+            let (keys, next) = ctx.queen.timer_keys(queue, Some(&cursor)).await?;
+            let ours: Vec<&String> = keys.iter().take_while(|k| k.starts_with(prefix)).collect();
+            let ran_past = ours.len() < keys.len();
+            found += ours.len();
+            for chunk in ours.chunks(CANCELS_PER_CALL) {
+                let ops: Vec<TimerOp> = chunk
+                    .iter()
+                    .map(|k| TimerOp::Cancel(TimerCancel::new(queue, k)))
+                    .collect();
+                ctx.queen.timer_ops(&ops).await?;
             }
-        }
-        if !ran_past {
-            after = next;
+            if !ran_past {
+                after = next;
+            }
         }
     }
     Ok(found)
@@ -355,12 +354,20 @@ pub async fn get_queue_attributes<T: Transport>(
         } else {
             Default::default()
         };
-    let delayed = if wants("ApproximateNumberOfMessagesDelayed") {
-        ctx.queen
-            .timer_count(&record.name, DELAY_TIMER_PREFIX)
-            .await?
+    // Timers: delayed sends, and (standard queues) messages in flight.
+    let (delayed, held) = if wants("ApproximateNumberOfMessagesDelayed")
+        || wants("ApproximateNumberOfMessagesNotVisible")
+    {
+        let counts = ctx
+            .queen
+            .timer_counts(
+                &record.name,
+                &[DELAY_TIMER_PREFIX, visibility::TIMER_PREFIX],
+            )
+            .await?;
+        (counts[0], counts[1])
     } else {
-        0
+        (0, 0)
     };
 
     let mut out = Map::new();
@@ -368,7 +375,7 @@ pub async fn get_queue_attributes<T: Transport>(
         let value = match name.as_str() {
             "QueueArn" => Some(naming::queue_arn(ctx.cfg, &record.name)),
             "ApproximateNumberOfMessages" => Some(depth.ready.to_string()),
-            "ApproximateNumberOfMessagesNotVisible" => Some(depth.processing.to_string()),
+            "ApproximateNumberOfMessagesNotVisible" => Some((depth.processing + held).to_string()),
             "ApproximateNumberOfMessagesDelayed" => Some(delayed.to_string()),
             "CreatedTimestamp" => Some(record.created.to_string()),
             "LastModifiedTimestamp" => Some(record.modified.to_string()),
@@ -466,7 +473,7 @@ pub async fn purge_queue<T: Transport>(
     }
     // Synchronous delete and recreate; handles minted before it name partitions that
     // no longer exist, so they stop addressing anything.
-    cancel_delay_timers(ctx, name).await?;
+    cancel_timers(ctx, name).await?;
     ctx.queen.delete_queue(name).await?;
     let current = registry::require(ctx, name).await?;
     ctx.queen

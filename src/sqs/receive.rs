@@ -1,23 +1,27 @@
-//! `ReceiveMessage`: on a standard queue, up to `MaxNumberOfMessages` pops of ONE message
-//! each, issued concurrently. Claim width one is what makes every later verb (delete,
-//! visibility) exact; the price is that a standard queue has at most one message in flight
-//! per lane. On a FIFO queue, sequential pops each claim a RUN of one group (batch = the
-//! budget left) under one lease, as SQS hands out several messages of a group at once;
-//! `ApproximateReceiveCount` is each message's own (the KV counter, on both brokers), and
-//! `claims` keeps what the later verbs need to treat a claim as one gesture.
+//! `ReceiveMessage`.
 //!
-//! - Standard and FIFO queues both pop wildcard: on a FIFO queue a lane is a message
-//!   group, and the broker skips a lane with a live lease, which is exactly SQS's "a
-//!   group is blocked while a message of it is in flight".
-//! - `WaitTimeSeconds` is the broker's long poll. Rather than parking ten long polls, ONE
-//!   pop waits; once it returns a message the remaining pops go out without waiting.
-//! - `VisibilityTimeout` is the pop's lease. At 0 the message must stay visible, so it is
-//!   popped under a 1 s lease and released (ack `retry`, which charges nothing) after all
-//!   pops of the request are done, so one answer never holds the same message twice. Its
-//!   handle then names a lease that is gone: deleting with it answers success and deletes
-//!   nothing, since the message was never in flight.
+//! On a standard queue (`VisibilityTimeout` > 0) ONE wide pop claims up to
+//! `MaxNumberOfMessages` messages across lanes and ONE transaction takes them out of their
+//! lanes, each held by a visibility timer (see `visibility`): lanes do not bound what is in
+//! flight, and a message in flight blocks nothing. `ApproximateReceiveCount` is carried in
+//! the message (its redelivery copy) plus the broker's attempts at it.
+//!
+//! At `VisibilityTimeout=0` the message must stay visible: it is popped under a 1 s lease
+//! and released (ack `retry`, which charges nothing) after all pops of the request are
+//! done, so one answer never holds the same message twice. Its handle then names a lease
+//! that is gone: deleting with it answers success and deletes nothing, since the message
+//! was never in flight.
+//!
+//! On a FIFO queue, sequential pops each claim a RUN of one group (batch = the budget left)
+//! under one lease, as SQS hands out several messages of a group at once; on a FIFO queue a
+//! lane is a message group, and the broker skips a lane with a live lease, which is exactly
+//! SQS's "a group is blocked while a message of it is in flight". `ApproximateReceiveCount`
+//! is each message's own (the KV counter, on both brokers), and `claims` keeps what the
+//! later verbs need to treat a claim as one gesture.
+//!
+//! - `WaitTimeSeconds` is the broker's long poll.
 //! - `ReceiveRequestAttemptId` is accepted and ignored: a retried receive claims afresh,
-//!   and the messages the lost answer held become visible again when their leases end.
+//!   and the messages the lost answer held become visible again when their visibility ends.
 //! - A message whose receive count exceeds the queue's `maxReceiveCount` is not returned
 //!   but moved to the dead-letter queue (see `redrive`). Its slot is not refilled, so a
 //!   receive may answer fewer messages than were claimable, or none after a long poll
@@ -31,6 +35,7 @@ use super::naming;
 use super::receive_counts;
 use super::redrive::{self, Moved};
 use super::registry::{self, QueueRecord};
+use super::visibility::{self, Fate};
 pub use crate::calendar::parse_iso_ms;
 use crate::http::Transport;
 use crate::model::{
@@ -88,12 +93,15 @@ pub async fn receive_message<T: Transport>(
     } else {
         visibility as u64
     };
+    let view = View {
+        q,
+        selection: &selection,
+        user_names: &user_names,
+    };
+    if !q.fifo && visibility > 0 {
+        return receive_held(ctx, &view, max as usize, wait as u64, visibility as u64).await;
+    }
     if q.fifo {
-        let view = View {
-            q,
-            selection: &selection,
-            user_names: &user_names,
-        };
         return receive_fifo(
             ctx,
             &view,
@@ -157,13 +165,12 @@ pub async fn receive_message<T: Transport>(
             }
             out.push(render(
                 ctx,
-                q,
+                &view,
                 m,
-                &lease_id,
+                lease_handle(ctx, q, m, &lease_id),
                 &envelope,
                 count,
-                &selection,
-                &user_names,
+                None,
             ));
         }
     }
@@ -173,6 +180,135 @@ pub async fn receive_message<T: Transport>(
         return Ok(json!({}));
     }
     Ok(json!({ "Messages": out }))
+}
+
+/// A standard receive that holds what it answers: one wide pop, then one transaction
+/// (see `visibility`). Late-deleted copies are dropped and messages past
+/// `maxReceiveCount` dead-lettered in that same transaction.
+async fn receive_held<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    v: &View<'_>,
+    max: usize,
+    wait_s: u64,
+    visibility_s: u64,
+) -> Result<Value, ApiError> {
+    let q = v.q;
+    let wait_ms = (wait_s > 0).then_some(wait_s * 1000);
+    let opts = PopOptions {
+        wait_ms,
+        lease_seconds: Some(visibility::POP_LEASE_SECONDS),
+    };
+    let Some(popped) = ctx
+        .queen
+        .pop_wide(&q.name, opts, max as u32, max as u32)
+        .await?
+    else {
+        return Ok(json!({}));
+    };
+    let envelopes: Vec<Envelope> = popped
+        .messages
+        .iter()
+        .map(|m| Envelope::from_stored(&m.data))
+        .collect();
+    let copies: Vec<(usize, String, u32)> = popped
+        .messages
+        .iter()
+        .zip(&envelopes)
+        .enumerate()
+        .filter(|(_, (_, e))| e.system.contains_key(visibility::MESSAGE_ID))
+        .map(|(i, (m, e))| (i, visibility::message_id(e, m), redrive::carried_count(e)))
+        .collect();
+    let dropped = visibility::deleted_late(ctx, q, &copies).await;
+
+    let mut dlq = DeadLetter::Unresolved;
+    let mut fates: Vec<(&PoppedMessage, String, Fate)> = Vec::new();
+    let mut answered: Vec<(usize, String, Envelope, u32, i64)> = Vec::new();
+    for (i, (m, e)) in popped.messages.iter().zip(envelopes).enumerate() {
+        let lease = m
+            .lease_id
+            .clone()
+            .unwrap_or_else(|| popped.lease_id.clone());
+        if dropped.contains(&i) {
+            fates.push((m, lease, Fate::Drop));
+            continue;
+        }
+        let id = visibility::message_id(&e, m);
+        let count = redrive::carried_count(&e) + m.delivery_attempt.unwrap_or(1);
+        let sent = sent_ms(&e, m);
+        if let Some((dest, max_receives)) = dlq.target(ctx, q).await? {
+            if count > *max_receives {
+                let copy = redrive::dead_letter_copy(e, &q.name, &id, count - 1, sent);
+                let push = dead_letter_push(m, dest, copy);
+                fates.push((m, lease, Fate::DeadLetter(push)));
+                continue;
+            }
+        }
+        let first = visibility::first_receive(&e).unwrap_or(ctx.now_ms);
+        let timer_key = visibility::timer_key(&id, count);
+        let copy = visibility::redelivery_copy(e.clone(), &id, count, sent, first);
+        answered.push((fates.len(), timer_key.clone(), e, count, first));
+        fates.push((m, lease, Fate::Hold { timer_key, copy }));
+    }
+    if !visibility::settle_receive(ctx, q, &fates, visibility_s).await? {
+        // Rolled back: nothing was taken, the pops' leases run out.
+        return Ok(json!({}));
+    }
+    let out: Vec<Value> = answered
+        .into_iter()
+        .map(|(slot, timer_key, e, count, first)| {
+            let m = fates[slot].0;
+            let handle = ReceiptHandle {
+                queue: q.name.clone(),
+                partition: m.partition.clone(),
+                partition_id: String::new(),
+                transaction_id: String::new(),
+                lease_id: String::new(),
+                message_id: visibility::message_id(&e, m),
+                timer_key: Some(timer_key),
+                expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
+            };
+            render(ctx, v, m, handle, &e, count, Some(first))
+        })
+        .collect();
+    if out.is_empty() {
+        return Ok(json!({}));
+    }
+    Ok(json!({ "Messages": out }))
+}
+
+/// The push of a dead-letter copy into `dest`: a FIFO target keeps the message's group
+/// and dedup key, a standard one spreads it by the message's id.
+fn dead_letter_push(m: &PoppedMessage, dest: &QueueRecord, copy: Envelope) -> PushItem {
+    let (partition, key) = if dest.fifo {
+        (m.partition.clone(), m.transaction_id.clone())
+    } else {
+        (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
+    };
+    PushItem {
+        queue: dest.name.clone(),
+        partition,
+        payload: copy.to_json(),
+        transaction_id: Some(key),
+    }
+}
+
+/// A handle naming the broker lease a message is held under.
+fn lease_handle<T>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    m: &PoppedMessage,
+    lease_id: &str,
+) -> ReceiptHandle {
+    ReceiptHandle {
+        queue: q.name.clone(),
+        partition: m.partition.clone(),
+        partition_id: m.partition_id.clone(),
+        transaction_id: m.transaction_id.clone(),
+        lease_id: lease_id.to_string(),
+        message_id: m.id.clone(),
+        timer_key: None,
+        expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
+    }
 }
 
 /// What a receive renders with.
@@ -282,13 +418,12 @@ async fn receive_fifo<T: Transport>(
             let count = m.delivery_attempt.unwrap_or(1) + redrive::carried_count(&e);
             out.push(render(
                 ctx,
-                q,
+                v,
                 m,
-                &lease,
+                lease_handle(ctx, q, m, &lease),
                 &e,
                 count,
-                v.selection,
-                v.user_names,
+                None,
             ));
         }
     }
@@ -454,6 +589,7 @@ async fn dead_letter_head<T: Transport>(
                 "completed",
             )],
             kv: Vec::new(),
+            timers: Vec::new(),
         };
         match ctx.queen.transaction(&txn).await? {
             TxnOutcome::Committed(_) => return Ok(Head::Moved(n)),
@@ -517,40 +653,28 @@ async fn pop_many<T: Transport>(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn render<T>(
     ctx: &Ctx<'_, T>,
-    q: &QueueRecord,
+    v: &View<'_>,
     m: &PoppedMessage,
-    lease_id: &str,
+    handle: ReceiptHandle,
     e: &Envelope,
     count: u32,
-    selection: &SystemSelection,
-    user_names: &[&str],
+    first_receive_ms: Option<i64>,
 ) -> Value {
-    let handle = mint(
-        &ReceiptHandle {
-            queue: q.name.clone(),
-            partition: m.partition.clone(),
-            partition_id: m.partition_id.clone(),
-            transaction_id: m.transaction_id.clone(),
-            lease_id: lease_id.to_string(),
-            message_id: m.id.clone(),
-            expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
-        },
-        &ctx.cfg.handle_secret,
-    );
+    let q = v.q;
     let mut out = Map::new();
-    out.insert("MessageId".into(), json!(m.id));
+    out.insert("MessageId".into(), json!(handle.message_id));
+    let handle = mint(&handle, &ctx.cfg.handle_secret);
     out.insert("ReceiptHandle".into(), json!(handle));
     out.insert("MD5OfBody".into(), json!(md5_of_body(&e.body)));
     out.insert("Body".into(), json!(e.body));
 
-    let attrs = system_attributes(ctx, q, m, e, count, selection);
+    let attrs = system_attributes(ctx, q, m, e, (count, first_receive_ms), v.selection);
     if !attrs.is_empty() {
         out.insert("Attributes".into(), Value::Object(attrs));
     }
-    let selected: Attrs = select_message_attributes(&e.attrs, user_names);
+    let selected: Attrs = select_message_attributes(&e.attrs, v.user_names);
     if let Some(d) = md5_of_message_attributes(&selected) {
         out.insert("MD5OfMessageAttributes".into(), json!(d));
         out.insert("MessageAttributes".into(), attrs_to_api(&selected));
@@ -558,14 +682,15 @@ fn render<T>(
     Value::Object(out)
 }
 
-/// The system attributes asked for. `SenderId` and `ApproximateFirstReceiveTimestamp`
-/// are never answered: nothing records who sent a message or when it was first received.
+/// The system attributes asked for. `SenderId` is never answered: nothing records who
+/// sent a message. `ApproximateFirstReceiveTimestamp` is answered where a message in
+/// flight carries it (standard queues held by visibility timers).
 fn system_attributes<T>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     m: &PoppedMessage,
     e: &Envelope,
-    count: u32,
+    (count, first_receive_ms): (u32, Option<i64>),
     sel: &SystemSelection,
 ) -> Map<String, Value> {
     let mut a = Map::new();
@@ -580,6 +705,10 @@ fn system_attributes<T>(
         }
     };
     add("ApproximateReceiveCount", Some(count.to_string()));
+    add(
+        "ApproximateFirstReceiveTimestamp",
+        first_receive_ms.map(|ms| ms.to_string()),
+    );
     add("SentTimestamp", sent_ms(e, m).map(|ms| ms.to_string()));
     if q.fifo {
         add(

@@ -49,14 +49,21 @@ pub fn sent_timestamp(e: &Envelope) -> Option<i64> {
     number(e, SENT_TIMESTAMP)
 }
 
-fn number(e: &Envelope, name: &str) -> Option<i64> {
+pub(crate) fn text(e: &Envelope, name: &str) -> Option<String> {
+    match &e.system.get(name)?.value {
+        AttrData::String(s) => Some(s.clone()),
+        AttrData::Binary(_) => None,
+    }
+}
+
+pub(crate) fn number(e: &Envelope, name: &str) -> Option<i64> {
     match &e.system.get(name)?.value {
         AttrData::String(s) => s.parse().ok(),
         AttrData::Binary(_) => None,
     }
 }
 
-fn put(e: &mut Envelope, name: &str, data_type: &str, v: String) {
+pub(crate) fn put(e: &mut Envelope, name: &str, data_type: &str, v: String) {
     e.system.insert(
         name.to_string(),
         AttrValue {
@@ -77,6 +84,9 @@ pub fn dead_letter_copy(
 ) -> Envelope {
     put(&mut e, RECEIVE_COUNT, "Number", seen.to_string());
     put(&mut e, SOURCE_QUEUE, "String", source.to_string());
+    // What it carried as a message in flight in its source queue is not the copy's.
+    e.system.remove(super::visibility::MESSAGE_ID);
+    e.system.remove(super::visibility::FIRST_RECEIVE);
     if let Some(ms) = sent_ms {
         put(&mut e, SENT_TIMESTAMP, "Number", ms.to_string());
     }
@@ -140,6 +150,7 @@ pub async fn move_message<T: Transport>(
                 lease_id: Some(lease_id.to_string()),
             }],
             kv: Vec::new(),
+            timers: Vec::new(),
         };
         match ctx.queen.transaction(&txn).await? {
             TxnOutcome::Committed(_) => return Ok(Moved::Yes),

@@ -1,5 +1,7 @@
 //! `DeleteMessage`, `ChangeMessageVisibility` and their batches: open the receipt
-//! handle, then act under the lease it names.
+//! handle, then act on what it names. A standard queue's message in flight is held by a
+//! visibility timer (see `visibility`); what follows is about handles that name a broker
+//! lease (FIFO claims, `VisibilityTimeout=0` receives, handles minted before timers).
 //!
 //! - Delete is ack `completed`. A stale handle (lease gone, cursor already past, nothing
 //!   to resolve) deletes nothing and answers success, which is SQS's documented contract;
@@ -21,6 +23,7 @@ use super::claims::{self, Lookup, Recorded};
 use super::input::Input;
 use super::receive::{visibility_param, HANDLE_LIFETIME_MS, MAX_VISIBILITY_SECONDS};
 use super::registry::{self, QueueRecord};
+use super::visibility;
 use crate::http::Transport;
 use crate::model::{open, ReceiptHandle};
 use crate::queen::{Ack, AckResult};
@@ -37,6 +40,10 @@ pub async fn delete_message<T: Transport>(
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
     if stored.record.fifo {
         let mut r = delete_fifo(ctx, &stored.record, &[handle]).await?;
+        return r.pop().unwrap_or(Ok(())).map(|_| json!({}));
+    }
+    if handle.timer_key.is_some() {
+        let mut r = visibility::delete(ctx, &stored.record, &[&handle]).await?;
         return r.pop().unwrap_or(Ok(())).map(|_| json!({}));
     }
     let r = ctx.queen.ack(&ack(&handle, "completed")).await?;
@@ -174,17 +181,33 @@ pub async fn delete_message_batch<T: Transport>(
     let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
     let mut acks = Vec::new();
     let mut slot_of = Vec::new();
+    let mut timed: Vec<ReceiptHandle> = Vec::new();
+    let mut timed_slots = Vec::new();
     for (id, e) in &entries {
         let opened = e
             .str("ReceiptHandle")
             .and_then(|h| open_handle(ctx, &stored.record, h));
         match opened {
+            Ok(h) if h.timer_key.is_some() => {
+                timed_slots.push(results.len());
+                timed.push(h);
+                results.push((id, Ok(json!({ "Id": id }))));
+            }
             Ok(h) => {
                 slot_of.push(results.len());
                 acks.push(ack(&h, "completed"));
                 results.push((id, Ok(json!({ "Id": id }))));
             }
             Err(err) => results.push((id, Err(err))),
+        }
+    }
+    if !timed.is_empty() {
+        let handles: Vec<&ReceiptHandle> = timed.iter().collect();
+        let verdicts = visibility::delete(ctx, &stored.record, &handles).await?;
+        for (slot, v) in timed_slots.into_iter().zip(verdicts) {
+            if let Err(e) = v {
+                results[slot].1 = Err(e);
+            }
         }
     }
     if !acks.is_empty() {
@@ -206,7 +229,11 @@ pub async fn change_message_visibility<T: Transport>(
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
     let seconds = visibility_param(&input)?;
     check_total_visibility(ctx, &handle, seconds)?;
-    change(ctx, &handle, seconds).await?;
+    if handle.timer_key.is_some() {
+        visibility::change(ctx, &stored.record, &handle, seconds).await?;
+    } else {
+        change(ctx, &handle, seconds).await?;
+    }
     Ok(json!({}))
 }
 
@@ -225,7 +252,11 @@ pub async fn change_message_visibility_batch<T: Transport>(
         let handle = open_handle(ctx, q, e.str("ReceiptHandle")?)?;
         let seconds = visibility_param(e)?;
         check_total_visibility(ctx, &handle, seconds)?;
-        change(ctx, &handle, seconds).await?;
+        if handle.timer_key.is_some() {
+            visibility::change(ctx, q, &handle, seconds).await?;
+        } else {
+            change(ctx, &handle, seconds).await?;
+        }
         Ok(json!({ "Id": id }))
     }))
     .await;
@@ -397,7 +428,7 @@ fn not_deleted() -> ApiError {
     )
 }
 
-fn not_inflight() -> ApiError {
+pub(crate) fn not_inflight() -> ApiError {
     ApiError::new(
         ErrorCode::MessageNotInflight,
         "Message does not exist or is not available for visibility timeout change.",

@@ -1,0 +1,325 @@
+//! Visibility on standard queues, held by timers.
+//!
+//! A receive takes its messages OUT of their lanes at once: one transaction acks them and
+//! schedules, per message, a timer that pushes the message back (its redelivery copy) when
+//! its visibility timeout ends. No lane is held while a message is in flight, so lanes do
+//! not bound how many messages are in flight, and a held message blocks nothing behind it.
+//!
+//! - The handle names the timer, `vis.<MessageId>.<receive count>`: each delivery has its
+//!   own, so a handle from an earlier delivery never touches a later one's timer.
+//! - Delete cancels the timer. When it has fired already, SQS still deletes the message
+//!   if nobody received it since; a tombstone `qs:del:<queue>:<MessageId>` holding the
+//!   handle's receive count marks that, and a receive that pops the copy made at that very
+//!   delivery drops it instead of answering it.
+//! - ChangeMessageVisibility reads the timer back (its payload is the copy) and
+//!   reschedules it: it can shorten a timeout as well as extend it. A reschedule that
+//!   finds the timer fired creates a new one; that one is cancelled again and the change
+//!   answers `MessageNotInflight`. To 0, the copy is pushed and the timer cancelled in one
+//!   transaction, so the message is visible when the call returns; should the timer have
+//!   fired in between, the message exists twice (a duplicate, never a loss).
+//! - The copy carries what the message was: its MessageId, SentTimestamp, receive count
+//!   and first receive time, as `queen.*` system attributes of the envelope.
+//!
+//! Costs per message: the pop, one transaction per receive (acks + timers), one cancel per
+//! delete (a batch is one call). No KV write on the happy path, so the released engine's
+//! KV rate limits do not throttle receives.
+
+use super::redrive;
+use super::registry::QueueRecord;
+use crate::http::Transport;
+use crate::model::{Envelope, ReceiptHandle};
+use crate::queen::{
+    Ack, KvOp, PoppedMessage, PushItem, QueenError, TimerCancel, TimerOp, TimerSchedule,
+    TimerVerdict, Transaction, TxnOutcome,
+};
+use crate::service::Ctx;
+use crate::wire::{ApiError, ErrorCode};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+
+/// Timer keys of messages in flight; delayed sends use `sqs.`.
+pub const TIMER_PREFIX: &str = "vis.";
+/// The SQS MessageId a redelivered copy stands for.
+pub const MESSAGE_ID: &str = "queen.messageId";
+/// When the message was first received (ms since the epoch).
+pub const FIRST_RECEIVE: &str = "queen.firstReceive";
+/// How long a receive's pops are leased before its transaction takes them out of their
+/// lanes: if the facade dies in between, the messages are visible again after this.
+pub const POP_LEASE_SECONDS: u64 = 30;
+
+pub fn timer_key(message_id: &str, count: u32) -> String {
+    format!("{TIMER_PREFIX}{message_id}.{count}")
+}
+
+/// The receive count a timer key was minted at.
+fn count_of_key(key: &str) -> Option<u32> {
+    key.rsplit('.').next()?.parse().ok()
+}
+
+fn tombstone_key(queue: &str, message_id: &str) -> String {
+    format!("qs:del:{queue}:{message_id}")
+}
+
+/// The SQS MessageId of a popped message: a redelivered copy's, else its broker id.
+pub fn message_id(e: &Envelope, m: &PoppedMessage) -> String {
+    redrive::text(e, MESSAGE_ID).unwrap_or_else(|| m.id.clone())
+}
+
+pub fn first_receive(e: &Envelope) -> Option<i64> {
+    redrive::number(e, FIRST_RECEIVE)
+}
+
+/// The copy a visibility timer pushes back: the message as it is after `count` receives.
+pub fn redelivery_copy(
+    mut e: Envelope,
+    message_id: &str,
+    count: u32,
+    sent_ms: Option<i64>,
+    first_receive_ms: i64,
+) -> Envelope {
+    redrive::put(&mut e, MESSAGE_ID, "String", message_id.to_string());
+    redrive::put(&mut e, redrive::RECEIVE_COUNT, "Number", count.to_string());
+    redrive::put(
+        &mut e,
+        FIRST_RECEIVE,
+        "Number",
+        first_receive_ms.to_string(),
+    );
+    if let Some(ms) = sent_ms {
+        redrive::put(&mut e, redrive::SENT_TIMESTAMP, "Number", ms.to_string());
+    }
+    e
+}
+
+/// What a receive does with one popped message.
+pub enum Fate {
+    /// Answered, and held for `visibility` by a timer carrying `copy`.
+    Hold { timer_key: String, copy: Envelope },
+    /// Moved to the dead-letter queue.
+    DeadLetter(PushItem),
+    /// Deleted after its timer fired: dropped.
+    Drop,
+}
+
+/// Of the popped copies (index, MessageId, receive count carried), those deleted late:
+/// one KV read for all of them, only for redelivered copies.
+pub async fn deleted_late<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    copies: &[(usize, String, u32)],
+) -> Vec<usize> {
+    if copies.is_empty() {
+        return Vec::new();
+    }
+    let keys = copies
+        .iter()
+        .map(|(_, id, _)| tombstone_key(&q.name, id))
+        .collect();
+    // An unreadable tombstone delivers the message: a duplicate, never a loss.
+    let Ok(results) = ctx.queen.kv_results(vec![KvOp::get_many(keys)]).await else {
+        return Vec::new();
+    };
+    let rows = results
+        .into_iter()
+        .next()
+        .map(|r| r.rows)
+        .unwrap_or_default();
+    copies
+        .iter()
+        .filter(|(_, id, count)| {
+            let key = tombstone_key(&q.name, id);
+            rows.iter()
+                .any(|r| r.key == key && r.value.as_u64() == Some(u64::from(*count)))
+        })
+        .map(|(i, _, _)| *i)
+        .collect()
+}
+
+/// Takes popped messages out of their lanes: ONE transaction with the dead-letter pushes,
+/// the acks of every message (each under its pop's lease) and the visibility timers.
+/// Answers whether it committed; if not, nothing happened and the pops' leases run out.
+pub async fn settle_receive<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    popped: &[(&PoppedMessage, String, Fate)],
+    visibility_s: u64,
+) -> Result<bool, ApiError> {
+    let mut txn = Transaction::default();
+    for (m, lease, fate) in popped {
+        txn.acks.push(Ack {
+            transaction_id: m.transaction_id.clone(),
+            partition_id: m.partition_id.clone(),
+            status: "completed",
+            lease_id: Some(lease.clone()),
+        });
+        match fate {
+            Fate::Hold { timer_key, copy } => txn.timers.push(TimerOp::Schedule(schedule(
+                q,
+                timer_key,
+                &m.partition,
+                visibility_s * 1000,
+                copy,
+            ))),
+            Fate::DeadLetter(push) => txn.pushes.push(push.clone()),
+            Fate::Drop => {}
+        }
+    }
+    match ctx.queen.transaction(&txn).await? {
+        TxnOutcome::Committed(_) => Ok(true),
+        TxnOutcome::RolledBack { .. } => Ok(false),
+    }
+}
+
+fn schedule(
+    q: &QueueRecord,
+    key: &str,
+    partition: &str,
+    delay_ms: u64,
+    copy: &Envelope,
+) -> TimerSchedule {
+    let text = copy.to_json().to_string();
+    TimerSchedule {
+        op: "schedule",
+        queue: q.name.clone(),
+        timer_key: key.to_string(),
+        partition: partition.to_string(),
+        delay_ms,
+        txn: key.to_string(),
+        payload: STANDARD.encode(text.as_bytes()),
+    }
+}
+
+/// Deletes of timed handles, one timers call for all; a verdict per handle, in order.
+pub async fn delete<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    handles: &[&ReceiptHandle],
+) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+    let ops: Vec<TimerOp> = handles
+        .iter()
+        .map(|h| TimerOp::Cancel(TimerCancel::new(&q.name, key_of(h))))
+        .collect();
+    let verdicts = ctx.queen.timer_ops(&ops).await?;
+    let mut late = Vec::new();
+    for (h, v) in handles.iter().zip(&verdicts) {
+        match TimerVerdict::of(&v.status) {
+            TimerVerdict::Cancelled => {}
+            // Fired (or being fired): the copy is back in the queue; mark this delivery.
+            _ => {
+                if let Some(count) = count_of_key(key_of(h)) {
+                    late.push(KvOp::put_ttl(
+                        tombstone_key(&q.name, &h.message_id),
+                        serde_json::json!(count),
+                        q.retention_seconds().max(60),
+                        None,
+                    ));
+                }
+            }
+        }
+    }
+    if !late.is_empty() {
+        ctx.queen.kv_results(late).await?;
+    }
+    Ok(handles.iter().map(|_| Ok(())).collect())
+}
+
+fn key_of(h: &ReceiptHandle) -> &str {
+    h.timer_key.as_deref().unwrap_or("")
+}
+
+/// A visibility change of a timed handle: the timer read back and rescheduled, or at 0
+/// the copy pushed and the timer cancelled together.
+pub async fn change<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    h: &ReceiptHandle,
+    seconds: u64,
+) -> Result<(), ApiError> {
+    let key = key_of(h);
+    let peek = ctx.queen.timer_peek(&q.name, key).await?;
+    if !peek.found {
+        return Err(super::settle::not_inflight());
+    }
+    if seconds == 0 {
+        let payload = STANDARD
+            .decode(peek.payload.as_bytes())
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| QueenError::BadAnswer("a visibility timer's payload".into()))?;
+        let txn = Transaction {
+            pushes: vec![PushItem {
+                queue: q.name.clone(),
+                partition: peek.partition.clone(),
+                payload,
+                transaction_id: None,
+            }],
+            timers: vec![TimerOp::Cancel(TimerCancel::new(&q.name, key))],
+            ..Transaction::default()
+        };
+        return match ctx.queen.transaction(&txn).await? {
+            TxnOutcome::Committed(results) => {
+                match results.last().and_then(|r| r.status.as_deref()) {
+                    Some("cancelled") => Ok(()),
+                    // It fired meanwhile: the push made a second copy (a duplicate, never a loss).
+                    _ => Err(super::settle::not_inflight()),
+                }
+            }
+            TxnOutcome::RolledBack { reason, error } => Err(ApiError::new(
+                ErrorCode::InternalError,
+                format!("The visibility change failed ({reason}): {error}"),
+            )),
+        };
+    }
+    let op = TimerSchedule {
+        op: "reschedule",
+        queue: q.name.clone(),
+        timer_key: key.to_string(),
+        partition: peek.partition,
+        delay_ms: seconds * 1000,
+        txn: peek.txn,
+        payload: peek.payload,
+    };
+    let verdict = ctx.queen.timer_ops(&[TimerOp::Schedule(op)]).await?;
+    match verdict.first().map(|v| TimerVerdict::of(&v.status)) {
+        Some(TimerVerdict::Rescheduled) => Ok(()),
+        Some(TimerVerdict::Scheduled) => {
+            // The timer fired between the read and the reschedule, which created a new
+            // one: the message is back in the queue, so the new timer must not fire too.
+            let _ = ctx.queen.timer_cancel(&q.name, key).await;
+            Err(super::settle::not_inflight())
+        }
+        _ => Err(super::settle::not_inflight()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_carry_the_receive_count() {
+        let k = timer_key("0193-ab.c", 7);
+        assert_eq!(k, "vis.0193-ab.c.7");
+        assert_eq!(count_of_key(&k), Some(7));
+        assert_eq!(count_of_key("vis.x"), None);
+    }
+
+    #[test]
+    fn a_copy_carries_what_the_message_was() {
+        let e = Envelope {
+            body: "b".into(),
+            ..Default::default()
+        };
+        let c = redelivery_copy(e, "id-1", 3, Some(1_700_000_000_000), 1_700_000_000_500);
+        assert_eq!(redrive::text(&c, MESSAGE_ID).as_deref(), Some("id-1"));
+        assert_eq!(redrive::carried_count(&c), 3);
+        assert_eq!(redrive::sent_timestamp(&c), Some(1_700_000_000_000));
+        assert_eq!(first_receive(&c), Some(1_700_000_000_500));
+        let back = Envelope::from_payload(&c.to_json()).unwrap();
+        assert_eq!(back, c);
+        // A copy of a copy keeps the first receive it was given.
+        let again = redelivery_copy(back, "id-1", 4, None, 1_700_000_000_500);
+        assert_eq!(redrive::carried_count(&again), 4);
+        assert_eq!(redrive::sent_timestamp(&again), Some(1_700_000_000_000));
+    }
+}
