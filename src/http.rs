@@ -101,4 +101,11 @@ pub enum TransportError {
 /// concurrency inside a request comes from polling several of these futures at once.
 pub trait Transport {
     fn send(&self, req: OutRequest) -> impl Future<Output = Result<Response, TransportError>>;
+
+    /// Waits `ms` milliseconds (a backoff before retrying a throttled broker call). A
+    /// transport without a clock answers at once.
+    fn pause(&self, ms: u64) -> impl Future<Output = ()> {
+        let _ = ms;
+        std::future::ready(())
+    }
 }

@@ -56,26 +56,13 @@ async fn run(ep: &Endpoint, topic: &str, label: &str, attrs: &[(&str, &str, &str
             }
         });
     }
-    futures_join(tasks).await;
+    support::join_all(tasks).await;
     let total = start.elapsed();
     println!(
         "{label:<28} 8 in flight: {:>7.0} publish/s",
         (per * 8) as f64 / total.as_secs_f64()
     );
     mean
-}
-
-async fn futures_join<F: std::future::Future<Output = ()>>(tasks: Vec<F>) {
-    let mut pinned: Vec<std::pin::Pin<Box<F>>> = tasks.into_iter().map(Box::pin).collect();
-    std::future::poll_fn(|cx| {
-        pinned.retain_mut(|f| f.as_mut().poll(cx).is_pending());
-        if pinned.is_empty() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

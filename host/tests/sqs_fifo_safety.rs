@@ -78,20 +78,6 @@ async fn rows(ep: &Endpoint, prefix: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// Runs `tasks` concurrently to completion.
-async fn join_all<F: std::future::Future<Output = ()>>(tasks: impl IntoIterator<Item = F>) {
-    let mut pinned: Vec<std::pin::Pin<Box<F>>> = tasks.into_iter().map(Box::pin).collect();
-    std::future::poll_fn(|cx| {
-        pinned.retain_mut(|f| f.as_mut().poll(cx).is_pending());
-        if pinned.is_empty() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await
-}
-
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -240,7 +226,7 @@ async fn parallel_out_of_order_deletes_leave_nothing_behind() {
             .unwrap_or_default();
         assert_eq!(got.len(), 10, "round {round}: {:?}", bodies(&got));
         // Last first, so the covering delete races the out-of-order ones.
-        join_all(got.iter().rev().map(|m| delete(&ep, &url, m))).await;
+        support::join_all(got.iter().rev().map(|m| delete(&ep, &url, m))).await;
         assert!(receive(&ep, &url, 10, None).await.is_empty());
         let left: Vec<Value> = [rows(&ep, "qs:fd:").await, rows(&ep, "qs:fc:").await].concat();
         assert!(

@@ -12,19 +12,7 @@ use std::collections::BTreeSet;
 use support::Endpoint;
 
 async fn send_many(ep: &Endpoint, url: &str, n: usize) {
-    for chunk in (0..n).collect::<Vec<_>>().chunks(10) {
-        let entries: Vec<Value> = chunk
-            .iter()
-            .map(|i| json!({"Id": format!("e{i}"), "MessageBody": format!("m{i}")}))
-            .collect();
-        let v = ep
-            .sqs_ok(
-                "SendMessageBatch",
-                json!({"QueueUrl": url, "Entries": entries}),
-            )
-            .await;
-        assert_eq!(v["Successful"].as_array().map(Vec::len), Some(chunk.len()));
-    }
+    send_many_from(ep, url, 0, n).await;
 }
 
 async fn counts(ep: &Endpoint, url: &str) -> (String, String) {
@@ -224,4 +212,95 @@ async fn deleting_a_queue_cancels_its_messages_in_flight() {
     ep.sqs_ok("DeleteQueue", json!({"QueueUrl": url})).await;
     // A timer left behind would re-create the broker queue when it fires.
     assert_eq!(timer_count(&ep, "gone", "vis.").await, 0);
+}
+
+/// AWS holds about 120,000 messages in flight per standard queue; this holds 10,000 at
+/// once on the default width: received without deleting until the queue is empty, every
+/// message exactly once, and the counts say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_messages_in_flight_at_once() {
+    const N: usize = 10_000;
+    const WORKERS: usize = 8;
+    let ep = Endpoint::start().await;
+    let url = make_queue(&ep, "tenk", &[("VisibilityTimeout", "900")], 64).await;
+    support::join_all((0..WORKERS).map(|w| {
+        let (ep, url) = (&ep, url.as_str());
+        async move {
+            send_many_from(ep, url, w * (N / WORKERS), N / WORKERS).await;
+        }
+    }))
+    .await;
+    let seen = std::sync::Mutex::new(BTreeSet::new());
+    let empties = std::sync::atomic::AtomicUsize::new(0);
+    support::join_all((0..WORKERS).map(|_| {
+        let (ep, url, seen, empties) = (&ep, url.as_str(), &seen, &empties);
+        async move {
+            loop {
+                // Long polls, as consumers run: a short poll may miss lanes another
+                // receive holds for the moment between its pop and its transaction (AWS's
+                // short polls, too, may answer empty while messages exist).
+                let got = receive_as_sdks_do(ep, url).await;
+                if got.is_empty() {
+                    if seen.lock().unwrap().len() >= N {
+                        return;
+                    }
+                    // Empty while messages are ready: counted, and retried a few times.
+                    if empties.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 50 {
+                        return;
+                    }
+                    continue;
+                }
+                let mut seen = seen.lock().unwrap();
+                for m in got {
+                    let id = m["MessageId"].as_str().unwrap().to_string();
+                    assert!(seen.insert(id), "delivered twice while in flight");
+                }
+            }
+        }
+    }))
+    .await;
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), N, "all in flight at once");
+    assert_eq!(counts(&ep, &url).await, ("0".into(), N.to_string()));
+    let empties = empties.into_inner();
+    println!("{N} in flight; {empties} empty receives (one per worker is the end)");
+    assert!(
+        empties <= WORKERS,
+        "a receive came back empty while messages were ready ({empties})"
+    );
+}
+
+/// A receive of 10 with a 1 s long poll, retried on a throttle the way the AWS SDKs
+/// retry it: the released engine's default KV write rate (100 calls/s, which its timers
+/// rider is charged to) throttles eight receivers running flat out.
+async fn receive_as_sdks_do(ep: &Endpoint, url: &str) -> Vec<Value> {
+    let input = json!({"QueueUrl": url, "MaxNumberOfMessages": 10, "WaitTimeSeconds": 1});
+    for _ in 0..50 {
+        let (status, v) = ep.sqs("ReceiveMessage", input.clone()).await;
+        if status == 200 {
+            return v["Messages"].as_array().cloned().unwrap_or_default();
+        }
+        let throttled = v["__type"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("RequestThrottled"));
+        assert!(throttled, "ReceiveMessage failed: {v}");
+        sleep_ms(100).await;
+    }
+    panic!("throttled 50 times in a row");
+}
+
+async fn send_many_from(ep: &Endpoint, url: &str, first: usize, n: usize) {
+    for chunk in (first..first + n).collect::<Vec<_>>().chunks(10) {
+        let entries: Vec<Value> = chunk
+            .iter()
+            .map(|i| json!({"Id": format!("e{i}"), "MessageBody": format!("m{i}")}))
+            .collect();
+        let v = ep
+            .sqs_ok(
+                "SendMessageBatch",
+                json!({"QueueUrl": url, "Entries": entries}),
+            )
+            .await;
+        assert_eq!(v["Successful"].as_array().map(Vec::len), Some(chunk.len()));
+    }
 }

@@ -88,6 +88,20 @@ impl WasiTransport {
 }
 
 impl Transport for WasiTransport {
+    async fn pause(&self, ms: u64) {
+        use wasip2::clocks::monotonic_clock::{now, subscribe_instant};
+        let deadline = now().saturating_add(ms.saturating_mul(1_000_000));
+        poll_fn(|cx| {
+            if now() >= deadline {
+                Poll::Ready(())
+            } else {
+                wait_on(subscribe_instant(deadline), cx.waker());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
     async fn send(&self, req: OutRequest) -> Result<Response, TransportError> {
         let future = self.start(&req)?;
         let incoming = poll_fn(|cx| match future.get() {

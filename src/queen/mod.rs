@@ -56,6 +56,11 @@ pub struct Queen<'t, T> {
 }
 
 impl<'t, T: Transport> Queen<'t, T> {
+    /// The transport the client calls through (for its clock: backoffs).
+    pub fn transport(&self) -> &'t T {
+        self.transport
+    }
+
     pub fn new(transport: &'t T, token: Option<String>) -> Self {
         Queen {
             transport,

@@ -164,10 +164,43 @@ pub async fn settle_receive<T: Transport>(
             Fate::Drop => {}
         }
     }
-    match ctx.queen.transaction(&txn).await? {
-        TxnOutcome::Committed(_) => Ok(true),
-        TxnOutcome::RolledBack { .. } => Ok(false),
+    let mut backoff_ms = 50;
+    loop {
+        match ctx.queen.transaction(&txn).await {
+            Ok(TxnOutcome::Committed(_)) => return Ok(true),
+            Ok(TxnOutcome::RolledBack { .. }) => return Ok(false),
+            // The released engine charges a timers rider to its KV write rate (100 calls/s
+            // by default): wait a little and try again, then give the messages back.
+            Err(QueenError::Throttled { .. }) if backoff_ms <= THROTTLE_BACKOFF_MAX_MS => {
+                ctx.queen.transport().pause(backoff_ms).await;
+                backoff_ms *= 2;
+            }
+            Err(e) => {
+                release(ctx, popped).await;
+                return Err(e.into());
+            }
+        }
     }
+}
+
+/// The longest single wait of a throttled receive transaction (50, 100, … ms: ~1.5 s in
+/// all before the receive answers the throttle).
+const THROTTLE_BACKOFF_MAX_MS: u64 = 800;
+
+/// Gives popped messages back to their lanes at once (ack `retry`, never rate-limited
+/// as a KV write), so a receive that failed does not hide them for the pop's lease.
+async fn release<T: Transport>(ctx: &Ctx<'_, T>, popped: &[(&PoppedMessage, String, Fate)]) {
+    let acks: Vec<Ack> = popped
+        .iter()
+        .map(|(m, lease, _)| Ack {
+            transaction_id: m.transaction_id.clone(),
+            partition_id: m.partition_id.clone(),
+            status: "retry",
+            lease_id: Some(lease.clone()),
+        })
+        .collect();
+    // A release that fails leaves the lease to run out: the messages come back then.
+    let _ = ctx.queen.ack_batch(&acks).await;
 }
 
 fn schedule(

@@ -781,6 +781,20 @@ impl Drop for Endpoint {
     }
 }
 
+/// Runs `tasks` concurrently on the current task, to completion.
+pub async fn join_all<F: std::future::Future<Output = ()>>(tasks: impl IntoIterator<Item = F>) {
+    let mut pinned: Vec<std::pin::Pin<Box<F>>> = tasks.into_iter().map(Box::pin).collect();
+    std::future::poll_fn(|cx| {
+        pinned.retain_mut(|f| f.as_mut().poll(cx).is_pending());
+        if pinned.is_empty() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}
+
 pub fn form_encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
