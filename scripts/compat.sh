@@ -79,4 +79,6 @@ echo "== node --test: @aws-sdk v3 and aws-sdk v2 ($MODE broker)"
 (cd tests/compat/node && node --test --test-concurrency=1 ./*.test.mjs) || status=1
 echo "== go test: the AWS SDK for Go v2 ($MODE broker)"
 (cd tests/compat/go && go test -count=1 -v ./... | grep -E '^(--- |=== RUN|ok|FAIL|PASS)') || status=1
+echo "== mvn test: the AWS SDK for Java v2 ($MODE broker)"
+(cd tests/compat/java && mvn -B -ntp test) || status=1
 exit $status

@@ -394,6 +394,55 @@ async fn fifo_deduplication_delivers_once_and_answers_success() {
     assert_eq!(drain(&ep, "scoped-q").await.len(), 2);
 }
 
+/// A FIFO subscriber queue that already holds the deduplication id (sent to it directly)
+/// drops its own copy; every other subscriber still gets the publish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifo_fan_out_when_one_subscriber_already_holds_the_deduplication_id() {
+    let ep = Endpoint::start().await;
+    let t = create_topic(&ep, "fan.fifo", &[("FifoTopic", "true")]).await;
+    let held = make_queue(&ep, "held.fifo").await;
+    let other = make_queue(&ep, "other.fifo").await;
+    let plain = make_queue(&ep, "plain-std").await;
+    for q in [&held, &other, &plain] {
+        subscribe(&ep, &t, q, &[("RawMessageDelivery", "true")]).await;
+    }
+    // The same deduplication id, sent straight to one subscriber queue first.
+    let (status, _, _) = ep
+        .broker
+        .handle(
+            "POST",
+            "/api/v1/push",
+            serde_json::json!({"items": [{"queue": "held.fifo", "partition": "g",
+                "transactionId": "dup-1", "payload": {"b": "direct"}}]})
+            .to_string()
+            .into(),
+        )
+        .await;
+    assert!(status < 300, "push {status}");
+    publish_ok(
+        &ep,
+        &t,
+        "published",
+        &[],
+        &[("MessageGroupId", "g"), ("MessageDeduplicationId", "dup-1")],
+    )
+    .await;
+    let bodies = |d: Vec<Delivered>| d.iter().map(|x| x.body().to_string()).collect::<Vec<_>>();
+    assert_eq!(bodies(drain(&ep, "held.fifo").await), vec!["direct"]);
+    assert_eq!(bodies(drain(&ep, "other.fifo").await), vec!["published"]);
+    assert_eq!(bodies(drain(&ep, "plain-std").await), vec!["published"]);
+    // The topic still deduplicates a repeat of the publish.
+    publish_ok(
+        &ep,
+        &t,
+        "published",
+        &[],
+        &[("MessageGroupId", "g"), ("MessageDeduplicationId", "dup-1")],
+    )
+    .await;
+    assert!(drain(&ep, "other.fifo").await.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_refusals() {
     let ep = Endpoint::start().await;

@@ -5,7 +5,7 @@ use super::message::Entry;
 use super::notification::Notification;
 use crate::http::Transport;
 use crate::model::{Attrs, Envelope};
-use crate::queen::{KvOp, Transaction, TxnOutcome};
+use crate::queen::{KvOp, PushItem, Transaction, TxnOutcome};
 use crate::service::Ctx;
 use crate::sns::arn::topic_arn;
 use crate::sns::errors::{broker, internal, topic_not_found};
@@ -189,11 +189,44 @@ pub async fn deliver<T: Transport>(
     }
     match ctx.queen.transaction(&txn).await.map_err(broker)? {
         TxnOutcome::Committed(_) => Ok(Outcome::Delivered),
-        TxnOutcome::RolledBack { reason, .. }
-            if reason == "duplicate" || reason == "kv_precondition" =>
-        {
+        TxnOutcome::RolledBack { reason, .. } if reason == "kv_precondition" => {
             Ok(Outcome::Duplicate)
+        }
+        // A FIFO subscriber queue holds the deduplication id already (sent to it
+        // directly): that queue drops its copy, the others must still get theirs.
+        TxnOutcome::RolledBack { reason, .. } if reason == "duplicate" => {
+            deliver_past_a_subscriber_duplicate(ctx, txn).await
         }
         TxnOutcome::RolledBack { .. } => Err(internal()),
     }
+}
+
+/// The fan-out again in two steps: the topic's deduplication claim with the pushes that
+/// carry no deduplication id, in one transaction; then the deduplicated pushes in one push
+/// call, which answers each queue's duplicate on its own instead of failing the rest.
+/// Should that call fail, the claim is withdrawn so that a retried publish delivers.
+async fn deliver_past_a_subscriber_duplicate<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    mut txn: Transaction,
+) -> Result<Outcome, ApiError> {
+    let (keyed, unkeyed): (Vec<PushItem>, Vec<PushItem>) = std::mem::take(&mut txn.pushes)
+        .into_iter()
+        .partition(|p| p.transaction_id.is_some());
+    txn.pushes = unkeyed;
+    let claims: Vec<String> = txn.kv.iter().filter_map(|op| op.key.clone()).collect();
+    if !txn.pushes.is_empty() || !txn.kv.is_empty() {
+        match ctx.queen.transaction(&txn).await.map_err(broker)? {
+            TxnOutcome::Committed(_) => {}
+            TxnOutcome::RolledBack { reason, .. } if reason == "kv_precondition" => {
+                return Ok(Outcome::Duplicate)
+            }
+            TxnOutcome::RolledBack { .. } => return Err(internal()),
+        }
+    }
+    if let Err(e) = ctx.queen.push(&keyed).await {
+        let withdraw = claims.into_iter().map(|k| KvOp::delete(k, None)).collect();
+        let _ = ctx.queen.kv_results(withdraw).await;
+        return Err(broker(e));
+    }
+    Ok(Outcome::Delivered)
 }
