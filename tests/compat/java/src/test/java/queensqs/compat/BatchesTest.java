@@ -2,9 +2,11 @@ package queensqs.compat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -61,7 +63,9 @@ class BatchesTest extends ClientTest {
       assertEquals(Compat.md5OfAttributes(e.messageAttributes()), r.md5OfMessageAttributes());
     }
     Set<String> ids =
-        out.successful().stream().map(SendMessageBatchResultEntry::messageId).collect(Collectors.toSet());
+        out.successful().stream()
+            .map(SendMessageBatchResultEntry::messageId)
+            .collect(Collectors.toSet());
     assertEquals(10, ids.size(), "ten distinct MessageIds");
 
     Map<String, String> bodies = new HashMap<>();
@@ -84,10 +88,14 @@ class BatchesTest extends ClientTest {
       for (int i = 0; i < got.size(); i++) {
         Message m = got.get(i);
         assertTrue(ids.contains(m.messageId()), "a message that was sent");
-        assertEquals(null, bodies.put(m.messageId(), m.body()), "each delivered once");
+        assertNull(bodies.put(m.messageId(), m.body()), "each delivered once");
         String index = m.messageAttributes().get("index").stringValue();
         assertEquals("batch body " + index + " ✓", m.body());
-        del.add(DeleteMessageBatchRequestEntry.builder().id("d" + i).receiptHandle(m.receiptHandle()).build());
+        del.add(
+            DeleteMessageBatchRequestEntry.builder()
+                .id("d" + i)
+                .receiptHandle(m.receiptHandle())
+                .build());
       }
       DeleteMessageBatchResponse res = sqs.deleteMessageBatch(r -> r.queueUrl(url).entries(del));
       assertTrue(res.failed().isEmpty(), () -> "DeleteMessageBatch failed: " + res.failed());
@@ -115,7 +123,8 @@ class BatchesTest extends ClientTest {
             BatchEntryIdsNotDistinctException.class,
             () -> sqs.sendMessageBatch(r -> r.queueUrl(url).entries(a, b)));
     assertEquals(
-        "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", notDistinct.awsErrorDetails().errorCode());
+        "AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
+        notDistinct.awsErrorDetails().errorCode());
     assertThrows(
         EmptyBatchRequestException.class,
         () -> sqs.sendMessageBatch(r -> r.queueUrl(url).entries(List.of())));
@@ -140,8 +149,14 @@ class BatchesTest extends ClientTest {
                 r ->
                     r.queueUrl(url)
                         .entries(
-                            DeleteMessageBatchRequestEntry.builder().id("x").receiptHandle("a").build(),
-                            DeleteMessageBatchRequestEntry.builder().id("x").receiptHandle("b").build())));
+                            DeleteMessageBatchRequestEntry.builder()
+                                .id("x")
+                                .receiptHandle("a")
+                                .build(),
+                            DeleteMessageBatchRequestEntry.builder()
+                                .id("x")
+                                .receiptHandle("b")
+                                .build())));
     // None of the refused batches sent anything.
     assertTrue(sqs.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(1)).messages().isEmpty());
   }
@@ -179,7 +194,10 @@ class BatchesTest extends ClientTest {
             r ->
                 r.queueUrl(url)
                     .entries(
-                        SendMessageBatchRequestEntry.builder().id("fine").messageBody("fine").build(),
+                        SendMessageBatchRequestEntry.builder()
+                            .id("fine")
+                            .messageBody("fine")
+                            .build(),
                         SendMessageBatchRequestEntry.builder()
                             .id("nul")
                             .messageBody("bad \u0000 body")
@@ -189,7 +207,7 @@ class BatchesTest extends ClientTest {
     assertEquals("InvalidMessageContents", sent.failed().get(0).code());
     assertTrue(sent.failed().get(0).senderFault());
     Set<String> left = new HashSet<>();
-    Compat.receiveUntil(sqs, url, 1, java.time.Duration.ofSeconds(6), true, r -> {})
+    Compat.receiveUntil(sqs, url, 1, Duration.ofSeconds(6), true, r -> {})
         .forEach(x -> left.add(x.body()));
     assertEquals(Set.of("fine"), left, "only the good entry was sent");
   }

@@ -14,7 +14,10 @@ import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 
-/** One SQS and one SNS client per test class; the queues and topics a test made are deleted after it. */
+/**
+ * One SQS and one SNS client per test class; the queues and topics a test made are deleted after
+ * it.
+ */
 abstract class ClientTest {
   static SqsClient sqs;
   static SnsClient sns;

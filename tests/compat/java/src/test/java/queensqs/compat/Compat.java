@@ -94,9 +94,9 @@ final class Compat {
   }
 
   /**
-   * MD5OfMessageAttributes computed independently of the SDK, by the algorithm SQS documents:
-   * names sorted; each of name, data type and value length-prefixed (4 bytes, big-endian); a
-   * transport byte (1 string, 2 binary) before the value.
+   * MD5OfMessageAttributes computed independently of the SDK, by the algorithm SQS documents: names
+   * sorted; each of name, data type and value length-prefixed (4 bytes, big-endian); a transport
+   * byte (1 string, 2 binary) before the value.
    */
   static String md5OfAttributes(Map<String, MessageAttributeValue> attrs) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -152,8 +152,8 @@ final class Compat {
   }
 
   /**
-   * Receives (long polls of up to 5 s) until {@code count} messages have arrived or {@code
-   * within} has passed; deletes each batch after it arrives when {@code delete} is set.
+   * Receives (long polls of up to 5 s) until {@code count} messages have arrived or {@code within}
+   * has passed; deletes each batch after it arrives when {@code delete} is set.
    */
   static List<Message> receiveUntil(
       SqsClient sqs,

@@ -58,7 +58,8 @@ class DeadLetterTest extends ClientTest {
     assertEquals("poison", m.messageAttributes().get("kind").stringValue());
     assertEquals(3, m.messageAttributes().get("blob").binaryValue().asByteArray().length);
     // The dead-lettered copy carries its receive count on (1 delivery before the move).
-    int count = Integer.parseInt(m.attributes().get(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT));
+    int count =
+        Integer.parseInt(m.attributes().get(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT));
     assertTrue(count >= 2, () -> "ApproximateReceiveCount carried into the DLQ: " + m.attributes());
 
     assertEquals(List.of(src), sqs.listDeadLetterSourceQueues(r -> r.queueUrl(dlq)).queueUrls());

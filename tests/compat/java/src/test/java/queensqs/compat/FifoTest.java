@@ -58,7 +58,8 @@ class FifoTest extends ClientTest {
       for (Sent s : sent) {
         if (!s.group.equals(group)) continue;
         BigInteger n = new BigInteger(s.answer.sequenceNumber());
-        assertTrue(n.compareTo(last) > 0, () -> "SequenceNumber increases within " + group + ": " + sent);
+        assertTrue(
+            n.compareTo(last) > 0, () -> "SequenceNumber increases within " + group + ": " + sent);
         last = n;
       }
     }
@@ -67,11 +68,16 @@ class FifoTest extends ClientTest {
     // with the original's MessageId.
     SendMessageResponse dup =
         sqs.sendMessage(r -> r.queueUrl(url).messageBody("A1").messageGroupId("A"));
-    assertEquals(sent.get(0).answer.messageId(), dup.messageId(), "a duplicate answers the original id");
+    assertEquals(
+        sent.get(0).answer.messageId(), dup.messageId(), "a duplicate answers the original id");
     // The same body with an explicit MessageDeduplicationId is a new message.
     SendMessageResponse explicit =
         sqs.sendMessage(
-            r -> r.queueUrl(url).messageBody("A1").messageGroupId("A").messageDeduplicationId("explicit-1"));
+            r ->
+                r.queueUrl(url)
+                    .messageBody("A1")
+                    .messageGroupId("A")
+                    .messageDeduplicationId("explicit-1"));
     assertNotEquals(sent.get(0).answer.messageId(), explicit.messageId());
 
     Map<String, String> sequenceById = new HashMap<>();
@@ -90,7 +96,8 @@ class FifoTest extends ClientTest {
             .messages();
     assertFalse(first.isEmpty());
     Set<String> lockedGroups = new HashSet<>();
-    for (Message m : first) lockedGroups.add(m.attributes().get(MessageSystemAttributeName.MESSAGE_GROUP_ID));
+    for (Message m : first)
+      lockedGroups.add(m.attributes().get(MessageSystemAttributeName.MESSAGE_GROUP_ID));
     List<Message> second =
         sqs.receiveMessage(
                 r ->
@@ -120,7 +127,9 @@ class FifoTest extends ClientTest {
       Map<MessageSystemAttributeName, String> a = m.attributes();
       String group = a.get(MessageSystemAttributeName.MESSAGE_GROUP_ID);
       byGroup.computeIfAbsent(group, g -> new ArrayList<>()).add(m.body());
-      assertEquals(sequenceById.get(m.messageId()), a.get(MessageSystemAttributeName.SEQUENCE_NUMBER),
+      assertEquals(
+          sequenceById.get(m.messageId()),
+          a.get(MessageSystemAttributeName.SEQUENCE_NUMBER),
           () -> "the SequenceNumber delivered is the one answered at send: " + m.body());
       String dedup = a.get(MessageSystemAttributeName.MESSAGE_DEDUPLICATION_ID);
       if (m.messageId().equals(explicit.messageId())) {
@@ -129,7 +138,8 @@ class FifoTest extends ClientTest {
         assertEquals(Compat.sha256Hex(m.body()), dedup, "content-based: the body's SHA-256");
       }
     }
-    assertEquals(List.of("A1", "A2", "A3", "A1"), byGroup.get("A"), "group A in send order, dup dropped");
+    assertEquals(
+        List.of("A1", "A2", "A3", "A1"), byGroup.get("A"), "group A in send order, dup dropped");
     assertEquals(List.of("B1", "B2", "B3"), byGroup.get("B"), "group B in send order");
     assertEquals(7, all.size());
     assertTrue(sqs.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(1)).messages().isEmpty());
@@ -144,7 +154,8 @@ class FifoTest extends ClientTest {
     SqsException e =
         assertThrows(
             SqsException.class,
-            () -> sqs.sendMessage(r -> r.queueUrl(url).messageBody("x").messageDeduplicationId("d")));
+            () ->
+                sqs.sendMessage(r -> r.queueUrl(url).messageBody("x").messageDeduplicationId("d")));
     assertEquals(400, e.statusCode());
     assertEquals("MissingParameter", e.awsErrorDetails().errorCode());
     // Without ContentBasedDeduplication a MessageDeduplicationId is required.

@@ -37,7 +37,8 @@ class MessagesTest extends ClientTest {
 
   static final byte[] BYTES = {0, 1, 2, (byte) 0x7f, (byte) 0x80, (byte) 0xfe, (byte) 0xff};
   static final byte[] GIF = "GIF89a\u0001\u0000".getBytes(StandardCharsets.ISO_8859_1);
-  static final String TRACE = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+  static final String TRACE =
+      "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
 
   static Map<String, MessageAttributeValue> everyType() {
     return Map.of(
@@ -115,7 +116,8 @@ class MessagesTest extends ClientTest {
     long ts = Long.parseLong(sentTimestamp);
     assertTrue(
         ts >= before - 2000 && ts <= after + 2000,
-        () -> "SentTimestamp " + ts + " is epoch millis of the send (" + before + ".." + after + ")");
+        () ->
+            "SentTimestamp " + ts + " is epoch millis of the send (" + before + ".." + after + ")");
     assertEquals(TRACE, sys.get(MessageSystemAttributeName.AWS_TRACE_HEADER));
 
     // Deleted: nothing left to receive.
@@ -174,6 +176,23 @@ class MessagesTest extends ClientTest {
   }
 
   @Test
+  void aLargeMultibyteBodyRoundTrips() {
+    String url = createQueue(Compat.unique("java-large"), Map.of());
+    // 60,000 three- and four-byte characters, 200,000 bytes of UTF-8: under the 256 KiB default.
+    String body = "€✓😀".repeat(20_000);
+    assertEquals(200_000, body.getBytes(StandardCharsets.UTF_8).length);
+    SendMessageResponse sent =
+        sqs.sendMessage(r -> r.queueUrl(url).messageBody(body).messageAttributes(everyType()));
+    assertEquals(Compat.md5Hex(body), sent.md5OfMessageBody());
+    Message m =
+        sqs.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(5).messageAttributeNames("All"))
+            .messages()
+            .get(0);
+    assertEquals(body, m.body());
+    assertEquals(sent.md5OfMessageBody(), m.md5OfBody());
+  }
+
+  @Test
   void aReceiptHandleTheEndpointNeverIssuedIsReceiptHandleIsInvalidException() {
     String url = createQueue(Compat.unique("java-handle"), Map.of());
     ReceiptHandleIsInvalidException e =
@@ -184,9 +203,9 @@ class MessagesTest extends ClientTest {
   }
 
   /**
-   * What the other tests lean on: this SDK version does check the digests. A client whose
-   * answers are altered after unmarshalling (before the SDK's checksum interceptor reads them)
-   * refuses a send and a receive whose MD5s no longer match.
+   * What the other tests lean on: this SDK version does check the digests. A client whose answers
+   * are altered after unmarshalling (before the SDK's checksum interceptor reads them) refuses a
+   * send and a receive whose MD5s no longer match.
    */
   @Test
   void theSdkRefusesDigestsThatDoNotMatch() {
@@ -200,7 +219,10 @@ class MessagesTest extends ClientTest {
             }
             if (ctx.response() instanceof ReceiveMessageResponse r && r.hasMessages()) {
               return r.toBuilder()
-                  .messages(r.messages().stream().map(m -> m.toBuilder().body(m.body() + "!").build()).toList())
+                  .messages(
+                      r.messages().stream()
+                          .map(m -> m.toBuilder().body(m.body() + "!").build())
+                          .toList())
                   .build();
             }
             return ctx.response();
@@ -211,7 +233,9 @@ class MessagesTest extends ClientTest {
       SdkClientException onSend =
           assertThrows(
               SdkClientException.class,
-              () -> tampered.sendMessage(r -> r.queueUrl(url).messageBody("m").messageAttributes(everyType())));
+              () ->
+                  tampered.sendMessage(
+                      r -> r.queueUrl(url).messageBody("m").messageAttributes(everyType())));
       assertTrue(onSend.getMessage().contains("MD5"), onSend.getMessage());
       SdkClientException onReceive =
           assertThrows(

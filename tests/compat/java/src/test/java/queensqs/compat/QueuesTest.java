@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.protocols.jsoncore.JsonNode;
 import software.amazon.awssdk.services.sqs.model.CreateQueueRequest;
 import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.PurgeQueueInProgressException;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 
@@ -94,8 +95,7 @@ class QueuesTest extends ClientTest {
     String dlqArn = Compat.queueArn(sqs, dlq);
     String url = createQueue(Compat.unique("java-set"), Map.of());
 
-    String policy =
-        "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"5\"}";
+    String policy = "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"5\"}";
     sqs.setQueueAttributes(
         r ->
             r.queueUrl(url)
@@ -123,14 +123,12 @@ class QueuesTest extends ClientTest {
     assertTrue(
         sqs.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(0)).messages().isEmpty(),
         "a message inside the queue's DelaySeconds is not delivered");
-    List<Message> later =
-        Compat.receiveUntil(sqs, url, 1, Duration.ofSeconds(8), true, r -> {});
+    List<Message> later = Compat.receiveUntil(sqs, url, 1, Duration.ofSeconds(8), true, r -> {});
     assertEquals(1, later.size(), "delivered once the delay has passed");
     assertEquals("delayed", later.get(0).body());
 
     // ListDeadLetterSourceQueues names the queue whose policy points at the DLQ.
-    assertEquals(
-        List.of(url), sqs.listDeadLetterSourceQueues(r -> r.queueUrl(dlq)).queueUrls());
+    assertEquals(List.of(url), sqs.listDeadLetterSourceQueues(r -> r.queueUrl(dlq)).queueUrls());
 
     // Removing the policy: an empty RedrivePolicy.
     sqs.setQueueAttributes(
@@ -140,6 +138,25 @@ class QueuesTest extends ClientTest {
             .attributes()
             .get(QueueAttributeName.REDRIVE_POLICY);
     assertTrue(after == null || after.isEmpty(), () -> "RedrivePolicy removed: " + after);
+  }
+
+  @Test
+  void purgeQueueEmptiesItAndASecondPurgeIsPurgeQueueInProgressException() {
+    String url = createQueue(Compat.unique("java-purge"), Map.of());
+    for (int i = 0; i < 3; i++) {
+      String body = "p" + i;
+      sqs.sendMessage(r -> r.queueUrl(url).messageBody(body));
+    }
+    sqs.purgeQueue(r -> r.queueUrl(url));
+    assertTrue(
+        sqs.receiveMessage(r -> r.queueUrl(url).maxNumberOfMessages(10).waitTimeSeconds(1))
+            .messages()
+            .isEmpty(),
+        "nothing left after PurgeQueue");
+    PurgeQueueInProgressException e =
+        assertThrows(
+            PurgeQueueInProgressException.class, () -> sqs.purgeQueue(r -> r.queueUrl(url)));
+    assertEquals(403, e.statusCode());
   }
 
   @Test

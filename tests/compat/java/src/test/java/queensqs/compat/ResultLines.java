@@ -8,10 +8,10 @@ import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
 
 /**
- * One line per test as it ends, PASS / FAIL / SKIP with its time (and the failure's first
- * line), so the log of scripts/compat.sh shows each test's verdict; Surefire's summary line
- * ("Tests run: N, Failures: F, ...") follows at the end. Registered through
- * META-INF/services, as the JUnit Platform launcher finds listeners.
+ * One line per test as it ends, PASS / FAIL / SKIP with its time (and the failure's first line), so
+ * the log of scripts/compat.sh shows each test's verdict; Surefire's summary line ("Tests run: N,
+ * Failures: F, ...") follows at the end. Registered through META-INF/services, as the JUnit
+ * Platform launcher finds listeners.
  */
 public final class ResultLines implements TestExecutionListener {
   private final Map<String, Long> started = new ConcurrentHashMap<>();

@@ -51,7 +51,8 @@ class SnsTest extends ClientTest {
                         .returnSubscriptionArn(true))
             .subscriptionArn();
     assertNotNull(subArn);
-    assertTrue(subArn.startsWith(topicArn + ":"), () -> "a subscription ARN under its topic: " + subArn);
+    assertTrue(
+        subArn.startsWith(topicArn + ":"), () -> "a subscription ARN under its topic: " + subArn);
     return subArn;
   }
 
@@ -69,10 +70,13 @@ class SnsTest extends ClientTest {
   void publishToAnSqsSubscriptionDeliversTheNotificationEnvelope() {
     String name = Compat.unique("java-topic");
     String topicArn = createTopic(name);
-    assertTrue(topicArn.startsWith("arn:aws:sns:us-east-1:") && topicArn.endsWith(":" + name), topicArn);
-    assertEquals(topicArn, sns.createTopic(r -> r.name(name)).topicArn(), "CreateTopic is idempotent");
     assertTrue(
-        sns.listTopicsPaginator(r -> {}).topics().stream().anyMatch(t -> t.topicArn().equals(topicArn)),
+        topicArn.startsWith("arn:aws:sns:us-east-1:") && topicArn.endsWith(":" + name), topicArn);
+    assertEquals(
+        topicArn, sns.createTopic(r -> r.name(name)).topicArn(), "CreateTopic is idempotent");
+    assertTrue(
+        sns.listTopicsPaginator(r -> {}).topics().stream()
+            .anyMatch(t -> t.topicArn().equals(topicArn)),
         "ListTopics lists it");
 
     String url = createQueue(Compat.unique("java-envelope"), Map.of());
@@ -101,7 +105,10 @@ class SnsTest extends ClientTest {
     assertEquals("a subject", env.get("Subject").asString());
     assertEquals(text, env.get("Message").asString());
     assertNotNull(env.get("Timestamp"), "Timestamp in the envelope");
-    assertTrue(env.get("Timestamp").asString().matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z"),
+    assertTrue(
+        env.get("Timestamp")
+            .asString()
+            .matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z"),
         () -> "an ISO-8601 UTC Timestamp: " + env.get("Timestamp"));
     assertNotNull(env.get("SignatureVersion"), "SignatureVersion in the envelope");
 
@@ -117,7 +124,28 @@ class SnsTest extends ClientTest {
     // Not raw: the SNS attributes ride inside the envelope, not as SQS message attributes.
     assertTrue(m.messageAttributes().isEmpty(), () -> "" + m.messageAttributes());
 
-    List<Subscription> subs = sns.listSubscriptionsByTopic(r -> r.topicArn(topicArn)).subscriptions();
+    Map<String, String> topicAttrs = sns.getTopicAttributes(r -> r.topicArn(topicArn)).attributes();
+    assertEquals(topicArn, topicAttrs.get("TopicArn"));
+    assertEquals("1", topicAttrs.get("SubscriptionsConfirmed"));
+
+    // MessageStructure=json: an SQS subscriber gets the "sqs" entry.
+    sns.publish(
+        r ->
+            r.topicArn(topicArn)
+                .messageStructure("json")
+                .message("{\"default\":\"for everyone\",\"sqs\":\"for queues\"}"));
+    assertEquals(
+        "for queues",
+        JsonNode.parser().parse(receiveOne(url).body()).asObject().get("Message").asString());
+
+    // RawMessageDelivery switched on later with SetSubscriptionAttributes.
+    sns.setSubscriptionAttributes(
+        r -> r.subscriptionArn(subArn).attributeName("RawMessageDelivery").attributeValue("true"));
+    sns.publish(r -> r.topicArn(topicArn).message("now raw"));
+    assertEquals("now raw", receiveOne(url).body());
+
+    List<Subscription> subs =
+        sns.listSubscriptionsByTopic(r -> r.topicArn(topicArn)).subscriptions();
     assertEquals(1, subs.size());
     assertEquals(subArn, subs.get(0).subscriptionArn());
     assertEquals("sqs", subs.get(0).protocol());
@@ -134,9 +162,12 @@ class SnsTest extends ClientTest {
     String wrappedSub = subscribeQueue(topicArn, wrapped, Map.of());
     assertEquals(
         "true",
-        sns.getSubscriptionAttributes(r -> r.subscriptionArn(rawSub)).attributes().get("RawMessageDelivery"));
+        sns.getSubscriptionAttributes(r -> r.subscriptionArn(rawSub))
+            .attributes()
+            .get("RawMessageDelivery"));
 
-    List<Subscription> subs = sns.listSubscriptionsByTopic(r -> r.topicArn(topicArn)).subscriptions();
+    List<Subscription> subs =
+        sns.listSubscriptionsByTopic(r -> r.topicArn(topicArn)).subscriptions();
     assertEquals(
         Set.of(rawSub, wrappedSub),
         subs.stream().map(Subscription::subscriptionArn).collect(Collectors.toSet()));
@@ -146,7 +177,9 @@ class SnsTest extends ClientTest {
 
     // Raw: the body is the message itself, the SNS attributes are SQS message attributes
     // (whose MD5 the SDK checks on receive).
-    sns.publish(r -> r.topicArn(topicArn).message("raw ✓ body").messageAttributes(publishAttributes("red")));
+    sns.publish(
+        r ->
+            r.topicArn(topicArn).message("raw ✓ body").messageAttributes(publishAttributes("red")));
     Message m = receiveOne(raw);
     assertEquals("raw ✓ body", m.body());
     assertEquals("String", m.messageAttributes().get("color").dataType());
@@ -156,7 +189,8 @@ class SnsTest extends ClientTest {
     assertEquals("Binary", m.messageAttributes().get("blob").dataType());
     assertArrayEquals(BLOB, m.messageAttributes().get("blob").binaryValue().asByteArray());
     Message w = receiveOne(wrapped);
-    assertEquals("raw ✓ body", JsonNode.parser().parse(w.body()).asObject().get("Message").asString());
+    assertEquals(
+        "raw ✓ body", JsonNode.parser().parse(w.body()).asObject().get("Message").asString());
 
     // PublishBatch: two entries, both delivered.
     PublishBatchResponse batch =
@@ -167,13 +201,16 @@ class SnsTest extends ClientTest {
                         PublishBatchRequestEntry.builder().id("one").message("batch 1").build(),
                         PublishBatchRequestEntry.builder().id("two").message("batch 2").build()));
     assertTrue(batch.failed().isEmpty(), () -> "failed: " + batch.failed());
-    assertEquals(Set.of("one", "two"), batch.successful().stream().map(e -> e.id()).collect(Collectors.toSet()));
+    assertEquals(
+        Set.of("one", "two"),
+        batch.successful().stream().map(e -> e.id()).collect(Collectors.toSet()));
     assertEquals(
         Set.of("batch 1", "batch 2"),
         Compat.receiveUntil(sqs, raw, 2, Duration.ofSeconds(10), true, r -> {}).stream()
             .map(Message::body)
             .collect(Collectors.toSet()));
-    assertEquals(2, Compat.receiveUntil(sqs, wrapped, 2, Duration.ofSeconds(10), true, r -> {}).size());
+    assertEquals(
+        2, Compat.receiveUntil(sqs, wrapped, 2, Duration.ofSeconds(10), true, r -> {}).size());
 
     // Unsubscribed: the wrapped queue gets nothing more.
     sns.unsubscribe(r -> r.subscriptionArn(wrappedSub));
@@ -184,7 +221,8 @@ class SnsTest extends ClientTest {
             .toList());
     sns.publish(r -> r.topicArn(topicArn).message("after unsubscribe"));
     assertEquals("after unsubscribe", receiveOne(raw).body());
-    assertTrue(sqs.receiveMessage(r -> r.queueUrl(wrapped).waitTimeSeconds(1)).messages().isEmpty());
+    assertTrue(
+        sqs.receiveMessage(r -> r.queueUrl(wrapped).waitTimeSeconds(1)).messages().isEmpty());
   }
 
   @Test
@@ -194,12 +232,19 @@ class SnsTest extends ClientTest {
     subscribeQueue(
         topicArn,
         url,
-        Map.of("RawMessageDelivery", "true", "FilterPolicy", "{\"color\":[\"red\"],\"count\":[{\"numeric\":[\">\",5]}]}"));
-    sns.publish(r -> r.topicArn(topicArn).message("blue one").messageAttributes(publishAttributes("blue")));
+        Map.of(
+            "RawMessageDelivery",
+            "true",
+            "FilterPolicy",
+            "{\"color\":[\"red\"],\"count\":[{\"numeric\":[\">\",5]}]}"));
+    sns.publish(
+        r -> r.topicArn(topicArn).message("blue one").messageAttributes(publishAttributes("blue")));
     sns.publish(r -> r.topicArn(topicArn).message("no attributes"));
-    sns.publish(r -> r.topicArn(topicArn).message("red one").messageAttributes(publishAttributes("red")));
+    sns.publish(
+        r -> r.topicArn(topicArn).message("red one").messageAttributes(publishAttributes("red")));
     assertEquals("red one", receiveOne(url).body());
-    assertTrue(sqs.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(1)).messages().isEmpty(),
+    assertTrue(
+        sqs.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(1)).messages().isEmpty(),
         "the non-matching messages were not delivered");
   }
 
@@ -207,21 +252,25 @@ class SnsTest extends ClientTest {
   void snsErrorsAreTypedExceptions() {
     String missing = "arn:aws:sns:us-east-1:000000000000:" + Compat.unique("java-missing");
     NotFoundException notFound =
-        assertThrows(NotFoundException.class, () -> sns.publish(r -> r.topicArn(missing).message("x")));
+        assertThrows(
+            NotFoundException.class, () -> sns.publish(r -> r.topicArn(missing).message("x")));
     assertEquals(404, notFound.statusCode());
     assertEquals("NotFound", notFound.awsErrorDetails().errorCode());
 
-    assertThrows(InvalidParameterException.class, () -> sns.createTopic(r -> r.name("not a valid name!")));
+    assertThrows(
+        InvalidParameterException.class, () -> sns.createTopic(r -> r.name("not a valid name!")));
 
     String topicArn = createTopic(Compat.unique("java-err-topic"));
     InvalidParameterException badProtocol =
         assertThrows(
             InvalidParameterException.class,
-            () -> sns.subscribe(r -> r.topicArn(topicArn).protocol("carrier-pigeon").endpoint("x")));
+            () ->
+                sns.subscribe(r -> r.topicArn(topicArn).protocol("carrier-pigeon").endpoint("x")));
     assertEquals(400, badProtocol.statusCode());
 
     // A deleted topic is NotFound to Publish.
     sns.deleteTopic(r -> r.topicArn(topicArn));
-    assertThrows(NotFoundException.class, () -> sns.publish(r -> r.topicArn(topicArn).message("x")));
+    assertThrows(
+        NotFoundException.class, () -> sns.publish(r -> r.topicArn(topicArn).message("x")));
   }
 }
