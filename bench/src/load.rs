@@ -39,6 +39,7 @@ where
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             let (mut calls, mut errors, mut fails, mut empties) = (0u64, 0u64, 0u32, 0u32);
+            let mut empty_calls = 0u64;
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                 let t = Instant::now();
@@ -52,6 +53,7 @@ where
                         lat.push(micros(d));
                         if n == 0 {
                             empties += 1;
+                            empty_calls += 1;
                             if empties >= empty_limit {
                                 break;
                             }
@@ -78,15 +80,16 @@ where
                     }
                 }
             }
-            (lat, calls, errors)
+            (lat, calls, errors, empty_calls)
         }));
     }
     let mut out = RunResult::default();
     for t in tasks {
-        if let Ok((lat, calls, errors)) = t.await {
+        if let Ok((lat, calls, errors, empty_calls)) = t.await {
             out.lat_us.extend(lat);
             out.calls += calls;
             out.errors += errors;
+            out.empty_calls += empty_calls;
         }
     }
     // A budgeted run ends at its last completed item; a timed run when every worker is back

@@ -74,6 +74,7 @@ async fn one(env: &Env, scenario: &str, run: usize) -> Result<Named> {
         "batch" => scenarios::send(env, run, true).await,
         "drain" => scenarios::drain(env, run, 5_000, 1).await,
         "drain0" => scenarios::drain(env, run, 5_000, 0).await,
+        "drain100k" => scenarios::drain(env, run, 100_000, 1).await,
         "rtt" => scenarios::round_trip(env, run, 1_000).await,
         "overhead" => scenarios::overhead(env, run).await,
         "backlog" => scenarios::backlog(env, 3).await,
@@ -114,8 +115,8 @@ async fn main() -> Result<()> {
             loads.push(before.clone());
             for (i, (metric, r)) in named.into_iter().enumerate() {
                 eprintln!(
-                    "[{scenario} run {run}] {metric}: {:.0}/s p50 {:.2} ms p99 {:.2} ms ({} errors)",
-                    r.rate(), r.pct_ms(50.0), r.pct_ms(99.0), r.errors
+                    "[{scenario} run {run}] {metric}: {:.0}/s p50 {:.2} ms p99 {:.2} ms ({} errors, {} empty calls, load {})",
+                    r.rate(), r.pct_ms(50.0), r.pct_ms(99.0), r.errors, r.empty_calls, load_average()
                 );
                 if let Some(f) = sink.as_mut() {
                     let line = json!({"scenario": scenario, "run": run, "metric": metric,
@@ -132,17 +133,18 @@ async fn main() -> Result<()> {
             "\n### {scenario} ({runs} run(s), load average before each: {})\n",
             loads.join(" / ")
         );
-        println!("| measurement | n | rate /s median (min–max) | p50 ms | p99 ms | CPU µs/item client / host | errors |");
-        println!("|---|---|---|---|---|---|---|");
+        println!("| measurement | n | rate /s median (min–max) | p50 ms | p99 ms | CPU µs/item client / host | errors | empty calls |");
+        println!("|---|---|---|---|---|---|---|---|");
         for (metric, (_, rs)) in rows {
             let rate = Spread::of(&rs.iter().map(|r| r.rate()).collect::<Vec<_>>());
             let p50 = Spread::of(&rs.iter().map(|r| r.pct_ms(50.0)).collect::<Vec<_>>());
             let p99 = Spread::of(&rs.iter().map(|r| r.pct_ms(99.0)).collect::<Vec<_>>());
             let errors: u64 = rs.iter().map(|r| r.errors).sum();
+            let empties: u64 = rs.iter().map(|r| r.empty_calls).sum();
             let cc = Spread::of(&rs.iter().map(|r| r.cpu_us_per_item().0).collect::<Vec<_>>());
             let hc = Spread::of(&rs.iter().map(|r| r.cpu_us_per_item().1).collect::<Vec<_>>());
             println!(
-                "| {metric} | {} | {} | {} | {} | {:.0} / {:.0} | {errors} |",
+                "| {metric} | {} | {} | {} | {} | {:.0} / {:.0} | {errors} | {empties} |",
                 rs.len(),
                 rate.show(0),
                 p50.show(2),

@@ -101,7 +101,7 @@ pub async fn drain(env: &Env, run: usize, count: u64, wait: i32) -> Result<Named
         f.await??;
     }
     let limit = Limit {
-        secs: 120.0,
+        secs: 600.0,
         items: Some(calls * 10),
     };
     let r = sdk_drain(env, &url, limit, 10, wait).await;
@@ -157,6 +157,7 @@ pub async fn round_trip(env: &Env, run: usize, n: u64) -> Result<Named> {
             items: lat.len() as u64,
             calls: lat.len() as u64,
             errors,
+            empty_calls: 0,
             secs,
             lat_us: lat,
             client_cpu,

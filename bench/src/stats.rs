@@ -11,6 +11,8 @@ pub struct RunResult {
     /// Calls made (a batch call counts once).
     pub calls: u64,
     pub errors: u64,
+    /// Calls that completed nothing (an empty receive).
+    pub empty_calls: u64,
     pub secs: f64,
     /// Per-call latencies in microseconds, sorted.
     pub lat_us: Vec<u32>,
@@ -41,7 +43,7 @@ impl RunResult {
     pub fn to_json(&self) -> Value {
         json!({
             "client_cpu_s": self.client_cpu, "host_cpu_s": self.host_cpu,
-            "items": self.items, "calls": self.calls, "errors": self.errors,
+            "items": self.items, "calls": self.calls, "errors": self.errors, "empty_calls": self.empty_calls,
             "secs": self.secs, "rate": self.rate(),
             "p50_ms": self.pct_ms(50.0), "p99_ms": self.pct_ms(99.0),
         })
