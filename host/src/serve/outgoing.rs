@@ -102,7 +102,15 @@ impl WasiHttpHooks for Outgoing {
                     .map(|p| p.as_str())
                     .unwrap_or("/")
                     .to_string();
-                let (status, headers, body) = broker.handle(parts.method.as_str(), &pq, body).await;
+                // The same deadline as a call over the network: a broker statement that
+                // hangs fails this call (the component answers ServiceUnavailable) rather
+                // than holding the request as long as the broker takes.
+                let (status, headers, body) = tokio::time::timeout(
+                    first_byte,
+                    broker.handle(parts.method.as_str(), &pq, body),
+                )
+                .await
+                .map_err(|_| Error::ConnectionReadTimeout)?;
                 let answer = Cached {
                     status,
                     headers,
