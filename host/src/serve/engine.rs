@@ -47,10 +47,12 @@ pub struct Loaded {
 
 fn engine() -> Result<Engine> {
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(MAX_CONCURRENT_INSTANCES);
-    pool.total_core_instances(MAX_CONCURRENT_INSTANCES * 4);
-    pool.total_memories(MAX_CONCURRENT_INSTANCES);
-    pool.total_tables(MAX_CONCURRENT_INSTANCES * 2);
+    // Room for every request in flight plus the idle instances kept for reuse.
+    let slots = MAX_CONCURRENT_INSTANCES + super::instances::IDLE;
+    pool.total_component_instances(slots);
+    pool.total_core_instances(slots * 4);
+    pool.total_memories(slots);
+    pool.total_tables(slots * 2);
     // A request body is at most 2 MiB; a handful of copies of it fit comfortably.
     pool.max_memory_size(128 << 20);
     let mut config = Config::new();

@@ -1,7 +1,9 @@
-//! Serving the component: one pre-instantiated component, a fresh store per request.
+//! Serving the component: one pre-instantiated component, instances reused across requests
+//! (see `instances`).
 
 mod cache;
 mod engine;
+mod instances;
 mod outgoing;
 mod server;
 

@@ -15,6 +15,7 @@
 //!   publishes are served while receivers wait.
 
 use super::engine::{Loaded, State, MAX_CONCURRENT_INSTANCES};
+use super::instances::Instances;
 use super::outgoing::Outgoing;
 use anyhow::Result;
 use bytes::Bytes;
@@ -28,7 +29,6 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::ResourceTable;
-use wasmtime::Store;
 use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
@@ -118,6 +118,8 @@ pub struct Server {
     slots: Arc<Semaphore>,
     /// The share of `slots` long polls may hold.
     waiting_slots: Arc<Semaphore>,
+    /// Instances that answered a request, kept for the next.
+    instances: Instances,
 }
 
 /// What a request holds while it is inside the component.
@@ -143,6 +145,7 @@ impl Server {
         outgoing: Outgoing,
         limits: Limits,
     ) -> Arc<Server> {
+        let instances = Instances::from_env(&env);
         Arc::new(Server {
             loaded,
             env,
@@ -150,7 +153,24 @@ impl Server {
             slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
             waiting_slots: Arc::new(Semaphore::new(limits.waiting_slots() as usize)),
             limits,
+            instances,
         })
+    }
+
+    /// Component instances made so far (with reuse, far fewer than requests served).
+    pub fn instances_created(&self) -> u64 {
+        self.instances.created()
+    }
+
+    fn fresh_state(&self) -> State {
+        let mut wasi = WasiCtx::builder();
+        wasi.envs(&self.env).inherit_stderr();
+        State {
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            outgoing: self.outgoing.clone(),
+        }
     }
 
     /// A slot for a request (and a long-poll slot for one that may wait), or None when
@@ -229,35 +249,29 @@ impl Server {
         req: hyper::Request<Full<Bytes>>,
         permits: Permits,
     ) -> Result<hyper::Response<HyperOutgoingBody>> {
-        let mut wasi = WasiCtx::builder();
-        wasi.envs(&self.env).inherit_stderr();
-        let state = State {
-            wasi: wasi.build(),
-            http: WasiHttpCtx::new(),
-            table: ResourceTable::new(),
-            outgoing: self.outgoing.clone(),
-        };
-        let mut store = Store::new(&self.loaded.engine, state);
         let (sender, receiver) = tokio::sync::oneshot::channel();
-        let req = store
-            .data_mut()
-            .http()
-            .new_incoming_request(Scheme::Http, req)?;
-        let out = store.data_mut().http().new_response_outparam(sender)?;
-        let pre = self.loaded.pre.clone();
+        let server = self.clone();
         // The guest may go on writing the body after it has handed over the head. The slot is
-        // given back only once the store (and so the instance) is gone.
+        // given back only once the instance is back in the pool or gone.
         let task = tokio::task::spawn(async move {
-            let result = match pre.instantiate_async(&mut store).await {
-                Ok(proxy) => {
-                    proxy
-                        .wasi_http_incoming_handler()
-                        .call_handle(&mut store, req, out)
-                        .await
-                }
-                Err(e) => Err(e),
-            };
-            drop(store);
+            let result = async {
+                let mut instance = server
+                    .instances
+                    .take(&server.loaded, || server.fresh_state())
+                    .await?;
+                let http = &mut instance.store.data_mut().http();
+                let req = http.new_incoming_request(Scheme::Http, req)?;
+                let out = http.new_response_outparam(sender)?;
+                instance
+                    .proxy
+                    .wasi_http_incoming_handler()
+                    .call_handle(&mut instance.store, req, out)
+                    .await
+                    .map_err(anyhow::Error::from)?;
+                server.instances.give_back(instance);
+                anyhow::Ok(())
+            }
+            .await;
             drop(permits);
             result
         });
