@@ -36,13 +36,19 @@ fn the_manifest_names_what_its_build_command_produces() {
     let m = manifest();
     let source = value(&m, "component.queen-sqs", "source").expect("source");
     let command = value(&m, "component.queen-sqs.build", "command").expect("build command");
-    assert_eq!(command, "\"cargo build --release --target wasm32-wasip2 -p queen-sqs\"");
+    assert_eq!(
+        command,
+        "\"cargo build --release --target wasm32-wasip2 -p queen-sqs\""
+    );
     // cargo puts a release build of package queen-sqs (library queen_sqs, a cdylib) for
     // that target at target/wasm32-wasip2/release/queen_sqs.wasm.
     assert_eq!(source, "\"target/wasm32-wasip2/release/queen_sqs.wasm\"");
-    let cargo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml"))
-        .unwrap();
-    assert_eq!(value(&cargo, "package", "name").as_deref(), Some("\"queen-sqs\""));
+    let cargo =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml")).unwrap();
+    assert_eq!(
+        value(&cargo, "package", "name").as_deref(),
+        Some("\"queen-sqs\"")
+    );
     let crate_type = value(&cargo, "lib", "crate-type").expect("[lib] crate-type");
     assert!(crate_type.contains("cdylib"), "{crate_type}");
 }
@@ -54,7 +60,10 @@ fn outbound_http_is_limited_to_the_configured_broker() {
     assert_eq!(hosts, "[\"{{ queen_url }}\"]");
     let var = value(&m, "variables", "queen_url").expect("the queen_url variable");
     assert!(var.contains("required = true"), "{var}");
-    assert!(!m.contains("*://*") && !m.contains("http://*"), "no wildcard host");
+    assert!(
+        !m.contains("*://*") && !m.contains("http://*"),
+        "no wildcard host"
+    );
     assert!(m.contains("Spin 3.1"), "the minimum Spin version is stated");
 }
 
@@ -76,8 +85,16 @@ fn the_component_speaks_only_wasi_0_2_interfaces() {
         assert!(version.starts_with("0.2."), "{import}");
         let package = name.split('/').next().unwrap();
         assert!(
-            ["wasi:http", "wasi:io", "wasi:clocks", "wasi:random", "wasi:cli", "wasi:filesystem", "wasi:sockets"]
-                .contains(&package),
+            [
+                "wasi:http",
+                "wasi:io",
+                "wasi:clocks",
+                "wasi:random",
+                "wasi:cli",
+                "wasi:filesystem",
+                "wasi:sockets"
+            ]
+            .contains(&package),
             "{import}: not a package Spin provides"
         );
     }
