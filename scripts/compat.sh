@@ -4,7 +4,9 @@
 # against the broker alone.
 #
 # QUEEN_SQS_COMPAT_BROKER picks the broker behind the endpoint:
-#   embedded (default)  the host's embedded broker on a fresh data dir
+#   embedded (default)  the host's embedded broker on a fresh data dir; its port wants a
+#                       bearer token (QUEEN_SQS_BROKER_TOKEN, generated here and exported
+#                       for the Queen client suite)
 #   engine              the released Queen engine (scripts/queen-engine.sh; `install` it
 #                       first) on a throwaway PostgreSQL cluster, every port a free one;
 #                       the host fronts it through QUEEN_URL
@@ -42,6 +44,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 if [ "$MODE" = engine ]; then
+  unset QUEEN_SQS_BROKER_TOKEN # the engine runs with auth off: no token
   PORT=$(scripts/queen-engine.sh free-port)
   ENGINE_PORT=$(scripts/queen-engine.sh free-port)
   QUEEN_TEST_PG_PORT=$(scripts/queen-engine.sh free-port)
@@ -57,6 +60,9 @@ else
   PORT=${QUEEN_SQS_TEST_PORT:-19324}
   BROKER_PORT=${QUEEN_SQS_TEST_BROKER_PORT:-16632}
   BROKER_URL="http://127.0.0.1:$BROKER_PORT"
+  # The broker port's bearer token (the component reaches the broker in process, without it).
+  QUEEN_SQS_BROKER_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+  export QUEEN_SQS_BROKER_TOKEN
   "$BIN" serve --listen "127.0.0.1:$PORT" --broker-listen "127.0.0.1:$BROKER_PORT" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
   HOST_PID=$!
 fi

@@ -4,7 +4,7 @@
 # scripts/compat.sh against it:
 #
 #   queen-sqs-host broker ◀── QUEEN_URL ── wasmtime serve -Scli <queen_sqs.wasm>
-#      (SQLite, tmp dir)                        ▲
+#      (SQLite, tmp dir)   (bearer token)       ▲
 #                                               └── boto3 + aws CLI (pytest), the Queen
 #                                                   client (pytest, broker direct),
 #                                                   @aws-sdk v3 and aws-sdk v2 (node --test)
@@ -91,6 +91,10 @@ ss = [socket.socket() for _ in range(2)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss))')
 HANDLE_SECRET="wasmtime-lane-handle-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+# The broker's HTTP port wants a bearer token; the component forwards the one of the SigV4
+# credential that signed the request (QUEEN_SQS_CREDENTIALS=akid:secret:queen_token), and the
+# Queen client suite sends it too.
+BROKER_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 
 PID_BROKER=""
 PID_SERVE=""
@@ -133,11 +137,12 @@ wait_http() { # url, seconds, pid (gives up early if it died)
 
 BROKER_URL="http://127.0.0.1:$P_BROKER"
 echo "== embedded broker alone on 127.0.0.1:$P_BROKER ($DIR/broker)"
-"$BIN" broker --listen "127.0.0.1:$P_BROKER" --data-dir "$DIR/broker" >"$DIR/broker.log" 2>&1 &
+QUEEN_SQS_BROKER_TOKEN="$BROKER_TOKEN" \
+  "$BIN" broker --listen "127.0.0.1:$P_BROKER" --data-dir "$DIR/broker" >"$DIR/broker.log" 2>&1 &
 PID_BROKER=$!
-# The broker's liveness: any HTTP answer from it (the Queen API has no /healthz of ours).
+# The broker's liveness: its /health (open without the token).
 until=$((SECONDS + 60))
-until curl -sS -m 3 -o /dev/null "$BROKER_URL/" 2>/dev/null; do
+until curl -fsS -m 3 -o /dev/null "$BROKER_URL/health" 2>/dev/null; do
   if ! kill -0 "$PID_BROKER" 2>/dev/null || [ $SECONDS -ge $until ]; then
     echo "the broker did not come up" >&2
     dump_logs >&2
@@ -152,7 +157,7 @@ echo "== wasmtime serve on 127.0.0.1:$P_SERVE -> $BROKER_URL"
 "$WASMTIME" serve -Scli -Shttp --addr "127.0.0.1:$P_SERVE" \
   --env "QUEEN_URL=$BROKER_URL" \
   --env "QUEEN_SQS_HANDLE_SECRET=$HANDLE_SECRET" \
-  --env "QUEEN_SQS_CREDENTIALS=test:test:" \
+  --env "QUEEN_SQS_CREDENTIALS=test:test:$BROKER_TOKEN" \
   "$COMPONENT" >"$DIR/serve.log" 2>&1 &
 PID_SERVE=$!
 ENDPOINT="http://127.0.0.1:$P_SERVE"
@@ -163,6 +168,7 @@ echo "== endpoint up after $((SECONDS - LANE_STARTED)) s"
 # --- the suites (as scripts/compat.sh runs them) ---------------------------------------------
 export QUEEN_SQS_ENDPOINT=$ENDPOINT
 export QUEEN_URL=$BROKER_URL
+export QUEEN_SQS_BROKER_TOKEN=$BROKER_TOKEN
 export QUEEN_SQS_COMPAT_BROKER=embedded
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1
 export AWS_EC2_METADATA_DISABLED=true

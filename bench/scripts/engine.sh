@@ -43,7 +43,10 @@ start_host() { # $1 = sqs port, then extra env
 }
 start_host 19500 QUEEN_URL=http://127.0.0.1:19520
 engine_host=${pids[-1]}
-HOST_ARGS="--broker-listen 127.0.0.1:19511" start_host 19510 QUEEN_SQS_BENCH=embedded
+# The embedded broker's port wants a bearer token; the bench sends it on B's native rows.
+EMBEDDED_TOKEN="$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')"
+HOST_ARGS="--broker-listen 127.0.0.1:19511" start_host 19510 QUEEN_SQS_BENCH=embedded \
+  QUEEN_SQS_BROKER_TOKEN="$EMBEDDED_TOKEN"
 embedded_host=${pids[-1]}
 
 scenarios=("$@")
@@ -61,7 +64,8 @@ scenarios=("$@")
 "$BENCH" "${scenarios[@]}" --sqs http://127.0.0.1:19500 --queen http://127.0.0.1:19520 \
   --secs "$SECS" --runs "$RUNS" --host-pid "$engine_host" >>"$out.md"
 echo -e "\n## B. facade on the embedded broker\n" >>"$out.md"
-"$BENCH" "${scenarios[@]}" --sqs http://127.0.0.1:19510 --queen http://127.0.0.1:19511 \
+QUEEN_SQS_BROKER_TOKEN="$EMBEDDED_TOKEN" \
+  "$BENCH" "${scenarios[@]}" --sqs http://127.0.0.1:19510 --queen http://127.0.0.1:19511 \
   --secs "$SECS" --runs "$RUNS" --host-pid "$embedded_host" >>"$out.md"
 echo "- load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out.md"
 echo "wrote $out.md"

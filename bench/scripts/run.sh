@@ -14,6 +14,11 @@ mkdir -p "$here/results"
 (cd "$here" && nice -n 10 cargo build --release --quiet)
 BENCH="$here/target/release/queen-sqs-bench"
 
+# The embedded broker's port wants a bearer token: the hosts get it, and the bench sends it
+# on its native rows (bench/src/native.rs).
+QUEEN_SQS_BROKER_TOKEN="$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')"
+export QUEEN_SQS_BROKER_TOKEN
+
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT

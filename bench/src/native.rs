@@ -1,5 +1,7 @@
 //! The native side: Queen's HTTP API called directly on the same broker with a keep-alive
-//! hyper client, the calls the facade itself makes for send / receive / delete.
+//! hyper client, the calls the facade itself makes for send / receive / delete. With
+//! `QUEEN_SQS_BROKER_TOKEN` set, every call carries it (`Authorization: Bearer`), as the
+//! embedded broker's port wants.
 
 use anyhow::{ensure, Context, Result};
 use bytes::Bytes;
@@ -12,6 +14,7 @@ use serde_json::{json, Value};
 pub struct Queen {
     http: Client<HttpConnector, Full<Bytes>>,
     base: String,
+    authorization: Option<String>,
 }
 
 /// A popped message with what its ack needs.
@@ -26,15 +29,22 @@ impl Queen {
         Queen {
             http: Client::builder(TokioExecutor::new()).build_http(),
             base: base.trim_end_matches('/').to_string(),
+            authorization: std::env::var("QUEEN_SQS_BROKER_TOKEN")
+                .ok()
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| format!("Bearer {}", t.trim())),
         }
     }
 
     async fn call(&self, method: &str, path: &str, body: Option<String>) -> Result<(u16, Value)> {
-        let req = hyper::Request::builder()
+        let mut req = hyper::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(body.unwrap_or_default())))?;
+            .header("content-type", "application/json");
+        if let Some(a) = &self.authorization {
+            req = req.header("authorization", a.as_str());
+        }
+        let req = req.body(Full::new(Bytes::from(body.unwrap_or_default())))?;
         let resp = self.http.request(req).await.context("broker request")?;
         let status = resp.status().as_u16();
         let bytes = resp.into_body().collect().await?.to_bytes();

@@ -9,16 +9,19 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
-use queen_sqs_host::broker::{start, BrokerConfig, RunningBroker};
+use queen_sqs_host::broker::{auth, start, BrokerConfig, RunningBroker};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 const QUEUE: &str = "bench";
 const PARTITIONS: usize = 16;
 
 type Http = Client<HttpConnector, Full<Bytes>>;
+
+/// The bearer token of this run's broker (generated at start).
+static TOKEN: OnceLock<String> = OnceLock::new();
 
 async fn call(
     http: &Http,
@@ -32,6 +35,10 @@ async fn call(
         .method(method)
         .uri(format!("{base}{path}"))
         .header("content-type", "application/json")
+        .header(
+            "authorization",
+            format!("Bearer {}", TOKEN.get().map_or("", String::as_str)),
+        )
         .body(Full::new(Bytes::from(b)))?;
     let resp = http.request(req).await?;
     let status = resp.status().as_u16();
@@ -151,9 +158,11 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or(3.0);
     let dir = std::env::temp_dir().join(format!("broker-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    let token = TOKEN.get_or_init(|| auth::generate().expect("randomness"));
     let broker = start(BrokerConfig {
         listen: "127.0.0.1:0".parse()?,
         data_dir: dir.clone(),
+        token: token.clone(),
     })
     .await?;
     let base = Arc::new(format!("http://{}", broker.addr));

@@ -89,23 +89,27 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let listen = args
             .listen
             .unwrap_or_else(|| "127.0.0.1:6632".parse().expect("literal"));
+        let token = BrokerToken::resolve("--listen", listen, &args.data_dir)?;
         let running = broker::start(BrokerConfig {
             listen,
             data_dir: args.data_dir.clone(),
+            token: token.value.clone(),
         })
         .await?;
         eprintln!(
-            "queen-sqs-host: broker listening on http://{} (data in {})",
+            "queen-sqs-host: broker listening on http://{} (data in {}; {})",
             running.addr,
-            args.data_dir.display()
+            args.data_dir.display(),
+            token.whereabouts
         );
         shutdown_signal().await;
         running.shutdown().await;
         return Ok(());
     }
 
+    // The broker token is the host's alone: the component never sees it.
     let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("QUEEN_"))
+        .filter(|(k, _)| k.starts_with("QUEEN_") && k != broker::auth::TOKEN_VAR)
         .collect();
     let has = |env: &Vec<(String, String)>, k: &str| {
         env.iter().any(|(n, v)| n == k && !v.trim().is_empty())
@@ -136,6 +140,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
         env.push(("QUEEN_SQS_CREDENTIALS".into(), "test:test:".into()));
     }
     let embedded_wanted = !has(&env, "QUEEN_URL");
+    let broker_listen = args
+        .broker_listen
+        .unwrap_or_else(|| "127.0.0.1:0".parse().expect("literal"));
+    let broker_token = if embedded_wanted {
+        Some(BrokerToken::resolve(
+            "--broker-listen",
+            broker_listen,
+            &args.data_dir,
+        )?)
+    } else {
+        None
+    };
     let mut checked = env.clone();
     if embedded_wanted {
         // Stands in for the embedded broker's address, known only once it listens.
@@ -152,19 +168,20 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let mut embedded: Option<Arc<RunningBroker>> = None;
-    if embedded_wanted {
-        let listen = args
-            .broker_listen
-            .unwrap_or_else(|| "127.0.0.1:0".parse().expect("literal"));
+    if let Some(token) = broker_token {
+        // The component reaches this broker in process (serve::Outgoing), with no token; the
+        // token guards its HTTP listener, for native clients and other replicas.
         let running = broker::start(BrokerConfig {
-            listen,
+            listen: broker_listen,
             data_dir: args.data_dir.clone(),
+            token: token.value.clone(),
         })
         .await?;
         eprintln!(
-            "queen-sqs-host: embedded broker on http://{} (data in {})",
+            "queen-sqs-host: embedded broker on http://{} (data in {}; {})",
             running.addr,
-            args.data_dir.display()
+            args.data_dir.display(),
+            token.whereabouts
         );
         env.push(("QUEEN_URL".into(), format!("http://{}", running.addr)));
         embedded = Some(Arc::new(running));
@@ -199,38 +216,70 @@ async fn run(args: Args) -> anyhow::Result<()> {
 /// `ReceiptHandleIsInvalid`, which SDKs do not retry. Answers the secret and the notice.
 fn kept_handle_secret(data_dir: &std::path::Path) -> anyhow::Result<(String, String)> {
     let path = data_dir.join("handle-secret");
-    if let Ok(kept) = std::fs::read_to_string(&path) {
-        let kept = kept.trim().to_string();
-        if kept.len() >= queen_sqs::config::MIN_HANDLE_SECRET_BYTES {
-            let note = format!(
-                "QUEEN_SQS_HANDLE_SECRET is not set; using the one kept in {}.",
-                path.display()
-            );
-            return Ok((kept, note));
-        }
-    }
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-    let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::create_dir_all(data_dir)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", data_dir.display()))?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options
-        .open(&path)
-        .map_err(|e| anyhow::anyhow!("cannot keep the handle secret in {}: {e}", path.display()))?;
-    std::io::Write::write_all(&mut file, secret.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot keep the handle secret in {}: {e}", path.display()))?;
-    let note = format!(
-        "QUEEN_SQS_HANDLE_SECRET is not set; generated one and kept it in {} (set the variable before running a second replica).",
-        path.display()
-    );
+    let (secret, generated) = broker::auth::keep_secret(
+        &path,
+        |kept| kept.len() >= queen_sqs::config::MIN_HANDLE_SECRET_BYTES,
+        "the handle secret",
+    )?;
+    let note = if generated {
+        format!(
+            "QUEEN_SQS_HANDLE_SECRET is not set; generated one and kept it in {} (set the variable before running a second replica).",
+            path.display()
+        )
+    } else {
+        format!(
+            "QUEEN_SQS_HANDLE_SECRET is not set; using the one kept in {}.",
+            path.display()
+        )
+    };
     Ok((secret, note))
+}
+
+/// The bearer token the broker's HTTP listener requires, and where it is (for the start
+/// line; the token itself is never printed).
+struct BrokerToken {
+    value: String,
+    whereabouts: String,
+}
+
+impl BrokerToken {
+    /// `QUEEN_SQS_BROKER_TOKEN` if set; else, on a loopback address only, the one kept in
+    /// `<data_dir>/broker-token` (generated there on the first start, owner-only). A listener
+    /// on any other address without the variable is refused: a generated token on disk is a
+    /// secret nobody configured the other machines with.
+    fn resolve(
+        flag: &str,
+        listen: SocketAddr,
+        data_dir: &std::path::Path,
+    ) -> anyhow::Result<BrokerToken> {
+        let var = broker::auth::TOKEN_VAR;
+        let set = std::env::var(var)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty());
+        if let Some(value) = set {
+            if let Some(why) = broker::auth::invalid(&value) {
+                anyhow::bail!("{why}");
+            }
+            return Ok(BrokerToken {
+                value,
+                whereabouts: format!("bearer token from {var}"),
+            });
+        }
+        if !listen.ip().is_loopback() {
+            anyhow::bail!(
+                "{flag} {listen} is not a loopback address: set {var} (the bearer token every broker client must send) to listen there"
+            );
+        }
+        let (value, _) = broker::auth::kept_token(data_dir)?;
+        Ok(BrokerToken {
+            value,
+            whereabouts: format!(
+                "bearer token in {}",
+                broker::auth::token_path(data_dir).display()
+            ),
+        })
+    }
 }
 
 async fn shutdown_signal() {

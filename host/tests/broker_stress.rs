@@ -3,7 +3,7 @@
 
 mod broker_support;
 
-use broker_support::{ack_of, temp_dir, Http, TestBroker};
+use broker_support::{ack_of, temp_dir, Http, TestBroker, TOKEN};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
@@ -26,6 +26,7 @@ fn child_broker_process() {
         let b = queen_sqs_host::broker::start(queen_sqs_host::broker::BrokerConfig {
             listen: "127.0.0.1:0".parse().expect("addr"),
             data_dir: dir.into(),
+            token: TOKEN.to_string(),
         })
         .await
         .expect("child broker");

@@ -3,9 +3,11 @@
 //!
 //! Layout: `server` (hyper) → `api` (routing, parsing, rendering) → `store` (SQLite, one
 //! group-committing writer thread, reader threads); `notify` wakes long polls; `sweeper`
-//! fires timers, announces lease expiry and applies retention.
+//! fires timers, announces lease expiry and applies retention; `auth` is the listener's
+//! bearer token.
 
 pub mod api;
+pub mod auth;
 pub mod notify;
 pub mod server;
 pub mod store;
@@ -25,6 +27,10 @@ use tokio::task::JoinHandle;
 pub struct BrokerConfig {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
+    /// The bearer token every call on the HTTP listener must carry (the health checks
+    /// excepted). Not optional: the listener is never open. In-process calls
+    /// ([`RunningBroker::handle`]) need none.
+    pub token: String,
 }
 
 struct Tasks {
@@ -80,10 +86,15 @@ impl RunningBroker {
     }
 }
 
-/// Opens (creates) `<data_dir>/queen.sqlite3`, binds `listen` (port 0 = any free port), spawns
+/// Opens (creates) `<data_dir>/queen.sqlite3`, binds `listen` (port 0 = any free port; the
+/// listener answers only calls carrying `cfg.token`), spawns
 /// the server, the writer thread, the timer/lease/retention sweepers, and returns once it
 /// accepts connections.
 pub async fn start(cfg: BrokerConfig) -> anyhow::Result<RunningBroker> {
+    if let Some(why) = auth::invalid(&cfg.token) {
+        anyhow::bail!("{why}");
+    }
+    let gate = Arc::new(auth::Gate::new(&cfg.token));
     std::fs::create_dir_all(&cfg.data_dir)?;
     let path = store::db_path(&cfg.data_dir);
     let store = tokio::task::spawn_blocking(move || Store::open(&path))
@@ -96,7 +107,7 @@ pub async fn start(cfg: BrokerConfig) -> anyhow::Result<RunningBroker> {
         notify: Arc::new(Notifier::default()),
     });
     let (stop_tx, stop_rx) = watch::channel(false);
-    let server = tokio::spawn(server::serve(listener, ctx.clone(), stop_rx));
+    let server = tokio::spawn(server::serve(listener, ctx.clone(), gate, stop_rx));
     let sweepers = sweeper::spawn_all(ctx.clone());
     Ok(RunningBroker {
         addr,

@@ -1,7 +1,9 @@
-//! The loopback HTTP/1.1 server (hyper 1): reads a request, hands it to `api::dispatch`.
+//! The HTTP/1.1 server (hyper 1): checks the caller's bearer token (`auth`), reads the
+//! request, hands it to `api::dispatch`.
 
 use super::api::reply::Reply;
 use super::api::{dispatch, Ctx};
+use super::auth::{self, Gate};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -34,6 +36,7 @@ fn to_response(r: Reply) -> Response<Full<Bytes>> {
 
 async fn handle(
     ctx: Arc<Ctx>,
+    gate: Arc<Gate>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let method = req.method().as_str().to_string();
@@ -42,6 +45,16 @@ async fn handle(
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "/".to_string());
+    // Before the body is read: a caller without the token costs no more than its head.
+    if !auth::is_open(&method, &pq) {
+        let presented = req
+            .headers()
+            .get(hyper::header::AUTHORIZATION)
+            .map(|v| v.as_bytes());
+        if let Some(refused) = gate.check(presented) {
+            return Ok(to_response(refused));
+        }
+    }
     let too_big = || to_response(Reply::error(413, "payload too large"));
     let declared = req
         .headers()
@@ -65,8 +78,14 @@ async fn handle(
     Ok(to_response(dispatch(&ctx, &method, &pq, body).await))
 }
 
-/// Accepts until `stop` flips; then drops every open connection.
-pub async fn serve(listener: TcpListener, ctx: Arc<Ctx>, mut stop: watch::Receiver<bool>) {
+/// Accepts until `stop` flips; then drops every open connection. Every call but the health
+/// checks must carry the token `gate` holds.
+pub async fn serve(
+    listener: TcpListener,
+    ctx: Arc<Ctx>,
+    gate: Arc<Gate>,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
@@ -78,8 +97,9 @@ pub async fn serve(listener: TcpListener, ctx: Arc<Ctx>, mut stop: watch::Receiv
                 };
                 let _ = stream.set_nodelay(true);
                 let ctx = ctx.clone();
+                let gate = gate.clone();
                 conns.spawn(async move {
-                    let svc = service_fn(move |req| handle(ctx.clone(), req));
+                    let svc = service_fn(move |req| handle(ctx.clone(), gate.clone(), req));
                     let _ = http1::Builder::new()
                         .keep_alive(true)
                         .serve_connection(TokioIo::new(stream), svc)

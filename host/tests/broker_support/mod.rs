@@ -1,5 +1,5 @@
 //! Shared helpers for the broker integration tests: a broker on a fresh data dir and a
-//! small JSON-over-loopback-HTTP client.
+//! small JSON-over-loopback-HTTP client (which sends the test broker's bearer token).
 #![allow(dead_code)]
 
 use bytes::Bytes;
@@ -12,6 +12,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// The bearer token every test broker is started with, and [`Http::new`] sends.
+pub const TOKEN: &str = "broker-test-token-0123456789abcdef";
 
 /// A unique, empty directory under the system temp dir.
 pub fn temp_dir(tag: &str) -> PathBuf {
@@ -32,6 +35,8 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 pub struct Http {
     client: Client<HttpConnector, Full<Bytes>>,
     pub base: String,
+    /// The `Authorization` header sent on every call (None: no header).
+    pub authorization: Option<String>,
 }
 
 pub struct Resp {
@@ -43,20 +48,29 @@ pub struct Resp {
 }
 
 impl Http {
+    /// A client sending `Authorization: Bearer TOKEN`.
     pub fn new(addr: std::net::SocketAddr) -> Http {
+        Http::with_authorization(addr, Some(&format!("Bearer {TOKEN}")))
+    }
+
+    /// A client sending exactly this `Authorization` header (None: none).
+    pub fn with_authorization(addr: std::net::SocketAddr, authorization: Option<&str>) -> Http {
         Http {
             client: Client::builder(TokioExecutor::new()).build_http(),
             base: format!("http://{addr}"),
+            authorization: authorization.map(str::to_string),
         }
     }
 
     pub async fn raw(&self, method: &str, path: &str, body: Vec<u8>) -> Resp {
-        let req = hyper::Request::builder()
+        let mut req = hyper::Request::builder()
             .method(method)
             .uri(format!("{}{}", self.base, path))
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(body)))
-            .expect("request");
+            .header("content-type", "application/json");
+        if let Some(a) = &self.authorization {
+            req = req.header("authorization", a.as_str());
+        }
+        let req = req.body(Full::new(Bytes::from(body))).expect("request");
         let resp = self.client.request(req).await.expect("http call");
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
@@ -103,6 +117,7 @@ impl TestBroker {
         let broker = start(BrokerConfig {
             listen: "127.0.0.1:0".parse().expect("addr"),
             data_dir: dir.clone(),
+            token: TOKEN.to_string(),
         })
         .await
         .expect("broker starts");

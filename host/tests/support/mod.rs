@@ -33,6 +33,11 @@ pub fn loaded() -> Loaded {
 
 pub const HANDLE_SECRET: &str = "integration-test-handle-secret";
 
+/// The bearer token of every embedded test broker's HTTP listener. Calls in process
+/// ([`TestBroker::handle`], an endpoint made with [`Endpoint::serve`]) need none; an endpoint
+/// reaching it over TCP ([`Endpoint::serve_remote`]) is given it as `QUEEN_TOKEN`.
+pub const BROKER_TOKEN: &str = "integration-test-broker-token";
+
 /// The engine binary of the real-Queen lane, if this run is on it.
 fn engine_bin() -> Option<PathBuf> {
     std::env::var_os("QUEEN_SQS_TEST_ENGINE_BIN")
@@ -108,6 +113,7 @@ impl TestBroker {
         let running = broker::start(BrokerConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: data_dir.clone(),
+            token: BROKER_TOKEN.into(),
         })
         .await
         .expect("start broker");
@@ -176,6 +182,7 @@ impl TestBroker {
                 let running = broker::start(BrokerConfig {
                     listen: self.addr,
                     data_dir: self.data_dir.clone(),
+                    token: BROKER_TOKEN.into(),
                 })
                 .await
                 .expect("restart broker");
@@ -630,12 +637,16 @@ impl Endpoint {
 
     /// Serves the component with exactly `env`, reaching the broker only through
     /// `QUEEN_URL` over loopback TCP, as a second replica would; `broker` is kept for
-    /// the test's own native calls.
+    /// the test's own native calls. An embedded broker's listener wants its token: unless
+    /// `env` names a `QUEEN_TOKEN`, it is added (the bearer token with `QUEEN_SQS_AUTH=off`).
     pub async fn serve_remote(
-        env: Vec<(String, String)>,
+        mut env: Vec<(String, String)>,
         broker: Arc<TestBroker>,
         data_dir: PathBuf,
     ) -> Endpoint {
+        if broker.embedded().is_some() && !env.iter().any(|(k, _)| k == "QUEEN_TOKEN") {
+            env.push(("QUEEN_TOKEN".into(), BROKER_TOKEN.into()));
+        }
         Endpoint::serve_with(env, Outgoing::new(None), broker, data_dir).await
     }
 

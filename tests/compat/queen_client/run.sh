@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official Queen Python client (queen-mq 2.6.0) against the embedded broker.
 # Creates tests/compat/.venv if needed, starts the broker_only example on a free port with
-# a throwaway data dir, runs pytest with QUEEN_URL, and stops the broker.
+# a throwaway data dir and a fresh bearer token, runs pytest with QUEEN_URL and
+# QUEEN_SQS_BROKER_TOKEN, and stops the broker.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -19,6 +20,8 @@ bin="${CARGO_TARGET_DIR:-$root/target}/debug/examples/broker_only"
 
 data="$(mktemp -d)"
 log="$data/broker.log"
+QUEEN_SQS_BROKER_TOKEN="$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')"
+export QUEEN_SQS_BROKER_TOKEN
 "$bin" 127.0.0.1:0 "$data/db" >"$log" 2>&1 &
 pid=$!
 cleanup() {

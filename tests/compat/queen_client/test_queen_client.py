@@ -1,6 +1,8 @@
 """The official Queen Python client (queen-mq 2.6.0) against the broker behind the endpoint.
 
-QUEEN_URL names the broker (run.sh starts one). Each test uses its own queue names so the
+QUEEN_URL names the broker (run.sh starts one) and QUEEN_SQS_BROKER_TOKEN the bearer token
+its HTTP port wants (the embedded broker's; unset for the engine, which runs with auth off).
+Each test uses its own queue names so the
 suite can run against a broker that already holds data. QUEEN_SQS_COMPAT_BROKER=engine says
 it is queen-engine 1.3.0, which (as the README's broker table says) answers no push/pop
 `offset`, no `deliveryAttempt`, and refuses the KV `check` op: there the tests assert that
@@ -10,6 +12,8 @@ shape instead.
 import asyncio
 import os
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
@@ -17,6 +21,7 @@ import pytest
 from queen import Queen
 
 URL = os.environ.get("QUEEN_URL", "http://127.0.0.1:6632")
+TOKEN = os.environ.get("QUEEN_SQS_BROKER_TOKEN") or None
 ENGINE = os.environ.get("QUEEN_SQS_COMPAT_BROKER") == "engine"
 
 
@@ -29,7 +34,26 @@ def unique(name: str) -> str:
 
 
 async def client() -> Queen:
-    return Queen(URL, retry_attempts=1)
+    return Queen(URL, retry_attempts=1, bearer_token=TOKEN)
+
+
+def status_of(path: str, token=None) -> int:
+    req = urllib.request.Request(URL + path)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+@pytest.mark.skipif(TOKEN is None, reason="the broker runs without a token (the engine)")
+def test_the_broker_port_wants_its_bearer_token():
+    assert status_of("/health") == 200
+    assert status_of("/api/v1/resources/queues") == 401
+    assert status_of("/api/v1/resources/queues", "not-" + TOKEN) == 401
+    assert status_of("/api/v1/resources/queues", TOKEN) == 200
 
 
 def test_configure_push_pop_ack():
