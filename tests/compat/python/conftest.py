@@ -24,7 +24,7 @@ SECRET_KEY = os.environ.get("AWS_SECRET_ACCESS_KEY", "test")
 
 # One attempt only: a retry would hide the first answer, and the clock-skew test must not
 # be corrected by botocore behind our back.
-NO_RETRY = Config(retries={"max_attempts": 1, "mode": "standard"}, read_timeout=30)
+NO_RETRY = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=30)
 
 
 def make_client(service, access_key=ACCESS_KEY, secret_key=SECRET_KEY, config=NO_RETRY):
