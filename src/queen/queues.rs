@@ -15,6 +15,10 @@ pub struct QueueOptions {
     pub retention_enabled: bool,
     pub retention_seconds: u64,
     pub dedup_window_seconds: u64,
+    /// How long the broker keeps what it needs to ack a message by its transaction id (the
+    /// released engine: at least 900 s, then a transactional ack of it is rejected), and
+    /// when it deletes consumed messages. The facade sets it to the queue's retention.
+    pub completed_retention_seconds: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -126,6 +126,7 @@ impl QueueRecord {
             retention_enabled: true,
             retention_seconds: self.retention_seconds(),
             dedup_window_seconds: self.dedup_window_seconds(),
+            completed_retention_seconds: self.retention_seconds(),
         }
     }
 

@@ -168,6 +168,9 @@ pub async fn settle_receive<T: Transport>(
     loop {
         match ctx.queen.transaction(&txn).await {
             Ok(TxnOutcome::Committed(_)) => return Ok(true),
+            Ok(TxnOutcome::RolledBack { reason, .. }) if reason == "ack_rejected" => {
+                return settle_in_two_steps(ctx, txn).await;
+            }
             Ok(TxnOutcome::RolledBack { .. }) => return Ok(false),
             // The released engine charges a timers rider to its KV write rate (100 calls/s
             // by default): wait a little and try again, then give the messages back.
@@ -181,6 +184,27 @@ pub async fn settle_receive<T: Transport>(
             }
         }
     }
+}
+
+/// The released engine resolves a transactional ack through an index it purges some time
+/// after the push (`completedRetentionSeconds`, at least 900 s), so a message that waited
+/// longer than that cannot be acked inside a transaction, while a plain ack still works.
+/// Then: the timers and dead-letter pushes in one transaction, the acks after it. Should an
+/// ack fail, the message comes back when its pop's lease ends while its timer also fires:
+/// a duplicate, never a loss.
+async fn settle_in_two_steps<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    mut txn: Transaction,
+) -> Result<bool, ApiError> {
+    let acks = std::mem::take(&mut txn.acks);
+    if !txn.pushes.is_empty() || !txn.timers.is_empty() {
+        match ctx.queen.transaction(&txn).await? {
+            TxnOutcome::Committed(_) => {}
+            TxnOutcome::RolledBack { .. } => return Ok(false),
+        }
+    }
+    let _ = ctx.queen.ack_batch(&acks).await;
+    Ok(true)
 }
 
 /// The longest single wait of a throttled receive transaction (50, 100, … ms: ~1.5 s in
