@@ -101,14 +101,24 @@ fn operand(op: &str, term: Option<&Json>) -> Result<f64, String> {
 /// `1.50` needs 1, `15e-7` needs 7, `1.5e3` needs 0.
 fn decimals(text: &str) -> i64 {
     let (mantissa, exponent) = match text.find(['e', 'E']) {
-        Some(at) => (&text[..at], text[at + 1..].parse::<i64>().unwrap_or(0)),
+        // An exponent past i64 is as far as it goes: a negative one needs every decimal.
+        Some(at) => {
+            let e = &text[at + 1..];
+            let beyond = if e.starts_with('-') {
+                i64::MIN
+            } else {
+                i64::MAX
+            };
+            (&text[..at], e.parse::<i64>().unwrap_or(beyond))
+        }
         None => (text, 0),
     };
     let fraction = match mantissa.find('.') {
         Some(at) => mantissa[at + 1..].trim_end_matches('0'),
         None => "",
     };
-    let mut scale = fraction.len() as i64 - exponent;
+    // Saturating: an exponent near i64::MIN (`1e-9223372036854775808`) overflowed here.
+    let mut scale = (fraction.len() as i64).saturating_sub(exponent);
     if fraction.is_empty() {
         // Trailing zeros of the integer part cancel a negative exponent: 1500e-3 needs 1.
         let integer = mantissa.trim_start_matches('-');
@@ -116,7 +126,7 @@ fn decimals(text: &str) -> i64 {
         if integer.trim_end_matches('0').is_empty() {
             return 0; // zero itself
         }
-        scale -= zeros;
+        scale = scale.saturating_sub(zeros);
     }
     scale.max(0)
 }
@@ -155,5 +165,19 @@ mod tests {
         ] {
             assert_eq!(decimals(text), want, "{text}");
         }
+    }
+
+    /// Found by reading for the fuzz target: these panicked (overflow) or were accepted.
+    #[test]
+    fn extreme_exponents_need_every_decimal_and_never_panic() {
+        for text in [
+            "1e-9223372036854775808",
+            "0.5e-9223372036854775807",
+            "1e-99999999999999999999999",
+        ] {
+            assert!(decimals(text) > 5, "{text}");
+        }
+        assert_eq!(decimals("1e9223372036854775807"), 0);
+        assert_eq!(decimals("1e99999999999999999999999"), 0);
     }
 }

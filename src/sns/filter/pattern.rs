@@ -118,8 +118,13 @@ pub fn compile(element: &Json) -> Result<Pattern, String> {
             match op {
                 "prefix" => Ok(Pattern::Prefix(string_arg(op, arg)?.to_string())),
                 "suffix" => Ok(Pattern::Suffix(string_arg(op, arg)?.to_string())),
+                // Lower-cased a character at a time, as values are: `str::to_lowercase`
+                // turns a word-final `Σ` into `ς`, so `ΑΣ` did not match itself.
                 "equals-ignore-case" => Ok(Pattern::EqualsIgnoreCase(
-                    string_arg(op, arg)?.to_lowercase(),
+                    string_arg(op, arg)?
+                        .chars()
+                        .flat_map(char::to_lowercase)
+                        .collect(),
                 )),
                 "wildcard" => Ok(Pattern::Wildcard(Wildcard::compile(string_arg(op, arg)?)?)),
                 "anything-but" => anything_but(arg).map(Pattern::AnythingBut),

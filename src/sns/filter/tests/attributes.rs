@@ -121,6 +121,17 @@ const ROWS: &[Row] = &[
         &[("c", S, "été")],
         true,
     ),
+    // A word-final capital sigma (found by reading for the fuzz target): `ΑΣ` matches itself.
+    (
+        r#"{"c":[{"equals-ignore-case":"ΑΣ"}]}"#,
+        &[("c", S, "ΑΣ")],
+        true,
+    ),
+    (
+        r#"{"c":[{"equals-ignore-case":"ΑΣ"}]}"#,
+        &[("c", S, "ασ")],
+        true,
+    ),
     // anything-but, each form.
     (
         r#"{"c":[{"anything-but":["rugby","tennis"]}]}"#,

@@ -134,6 +134,12 @@ fn rows() -> Vec<Row> {
             MA,
             "Numeric value 1000000001 is out of range: values must be between -1000000000 and 1000000000 with at most 5 decimal places",
         ),
+        // An exponent near i64::MIN overflowed the decimals count (a panic in checked builds).
+        bad(
+            r#"{"n":[{"numeric":[">",1e-9223372036854775808]}]}"#,
+            MA,
+            "Numeric value 1e-9223372036854775808 is out of range: values must be between -1000000000 and 1000000000 with at most 5 decimal places",
+        ),
         bad(
             r#"{"a":[{"numeric":[">",-2e9]}]}"#,
             MA,
