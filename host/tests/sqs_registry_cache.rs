@@ -7,9 +7,6 @@
 mod support;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,67 +25,21 @@ fn replica_env(queen_url: &str, cache_ms: &str) -> Vec<(String, String)> {
 
 /// A pass-through proxy in front of the broker that counts the KV reads it forwards.
 async fn counting_proxy(broker: String, kv_calls: Arc<AtomicUsize>) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let client: Client<HttpConnector, Full<Bytes>> =
-        Client::builder(TokioExecutor::new()).build(HttpConnector::new());
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let (client, broker, kv_calls) = (client.clone(), broker.clone(), kv_calls.clone());
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(
-                    move |req: hyper::Request<hyper::body::Incoming>| {
-                        let (client, broker, kv_calls) =
-                            (client.clone(), broker.clone(), kv_calls.clone());
-                        async move {
-                            let (parts, body) = req.into_parts();
-                            let pq = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-                            let body = body.collect().await.unwrap().to_bytes();
-                            // KV reads only: a path-route GET, or a batch carrying a read op
-                            // (receive counts are KV writes on a broker without deliveryAttempt).
-                            let text = String::from_utf8_lossy(&body);
-                            let read_op = ["\"get\"", "\"getMany\"", "\"getPrefix\""]
-                                .iter()
-                                .any(|op| text.contains(&format!("\"op\":{op}")));
-                            if pq.starts_with("/api/v1/kv")
-                                && (parts.method == hyper::Method::GET || read_op)
-                            {
-                                kv_calls.fetch_add(1, Ordering::SeqCst);
-                            }
-                            let mut out = hyper::Request::builder()
-                                .method(parts.method)
-                                .uri(format!("{broker}{pq}"));
-                            for (k, v) in &parts.headers {
-                                if k != hyper::header::HOST {
-                                    out = out.header(k, v);
-                                }
-                            }
-                            let resp = client.request(out.body(Full::new(body)).unwrap()).await;
-                            let resp = match resp {
-                                Ok(r) => {
-                                    let (p, b) = r.into_parts();
-                                    let b = b.collect().await.unwrap().to_bytes();
-                                    hyper::Response::from_parts(p, Full::new(b))
-                                }
-                                Err(_) => hyper::Response::builder()
-                                    .status(502)
-                                    .body(Full::new(Bytes::new()))
-                                    .unwrap(),
-                            };
-                            Ok::<_, std::convert::Infallible>(resp)
-                        }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        // KV reads only: a path-route GET, or a batch carrying a read op (receive counts
+        // are KV writes on a broker without deliveryAttempt).
+        let text = String::from_utf8_lossy(seen.body);
+        let read_op = ["\"get\"", "\"getMany\"", "\"getPrefix\""]
+            .iter()
+            .any(|op| text.contains(&format!("\"op\":{op}")));
+        if seen.path_and_query.starts_with("/api/v1/kv")
+            && (*seen.method == hyper::Method::GET || read_op)
+        {
+            kv_calls.fetch_add(1, Ordering::SeqCst);
         }
+        None
     });
-    addr
+    support::proxy(broker, hook).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

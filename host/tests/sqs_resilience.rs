@@ -9,6 +9,7 @@ use http_body_util::Full;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use support::{fresh_dir, Endpoint, TestBroker, HANDLE_SECRET};
 
 fn replica_env(queen_url: &str) -> Vec<(String, String)> {
@@ -226,4 +227,47 @@ async fn a_throttling_broker_is_request_throttled_never_over_limit() {
         .await;
     assert_eq!(status, 429, "{xml}");
     assert!(xml.contains("<Code>Throttled</Code>"), "{xml}");
+}
+
+/// PurgeQueue is three broker calls (cancel timers, delete, configure). Cut off after the
+/// delete, it answers an error and a retry runs at once — not `PurgeQueueInProgress` for
+/// 60 s while the queue carries the broker's defaults — and configures the queue again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purge_cut_off_half_way_can_be_retried_at_once() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let a = Endpoint::start().await;
+    let url = a.create_queue("purged", json!({"DelaySeconds": "2"})).await;
+    let fail_configure = Arc::new(AtomicBool::new(false));
+    let flag = fail_configure.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        (seen.path_and_query.starts_with("/api/v1/configure") && flag.swap(false, SeqCst))
+            .then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
+    });
+    let proxy = support::proxy(a.broker.url(), hook).await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{proxy}")),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url_b = url.replace(&a.url, &b.url);
+    fail_configure.store(true, SeqCst);
+    let (status, body) = b.sqs("PurgeQueue", json!({"QueueUrl": url_b})).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        !fail_configure.load(SeqCst),
+        "the configure call was the one cut off"
+    );
+    b.sqs_ok("PurgeQueue", json!({"QueueUrl": url_b})).await;
+    // Configured again: the queue's own DelaySeconds holds a new message back.
+    b.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url_b, "MessageBody": "later"}),
+    )
+    .await;
+    assert!(receive(&b, &url_b, 1).await.is_empty(), "delayed 2 s");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let got = receive(&b, &url_b, 1).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["Body"], "later");
 }

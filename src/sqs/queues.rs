@@ -473,11 +473,23 @@ pub async fn purge_queue<T: Transport>(
     }
     // Synchronous delete and recreate; handles minted before it name partitions that
     // no longer exist, so they stop addressing anything.
+    if let Err(e) = delete_and_recreate(ctx, name).await {
+        // Cut off half way, the broker queue may be gone or carry the broker's defaults (a
+        // send re-creates it so): the client's retry must be able to run at once and
+        // configure it again, so the cooldown claimed above is withdrawn.
+        let withdraw = KvOp::delete(registry::purge_key(name), None);
+        let _ = ctx.queen.kv_results(vec![withdraw]).await;
+        return Err(e);
+    }
+    Ok(json!({}))
+}
+
+async fn delete_and_recreate<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<(), ApiError> {
     cancel_timers(ctx, name).await?;
     ctx.queen.delete_queue(name).await?;
     let current = registry::require(ctx, name).await?;
     ctx.queen
         .configure(name, &current.record.queen_options())
         .await?;
-    Ok(json!({}))
+    Ok(())
 }

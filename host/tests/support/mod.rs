@@ -817,3 +817,81 @@ pub fn form_encode(s: &str) -> String {
     }
     out
 }
+
+/// What a [`proxy`] hook sees of a request: method, path and query, body.
+pub struct Seen<'a> {
+    pub method: &'a hyper::Method,
+    pub path_and_query: &'a str,
+    pub body: &'a [u8],
+}
+
+/// A hook of a [`proxy`]: `Some((status, body))` answers the request in the broker's place
+/// (a fault), `None` forwards it.
+pub type Hook = Arc<dyn Fn(&Seen) -> Option<(u16, Vec<u8>)> + Send + Sync>;
+
+/// A pass-through HTTP proxy in front of `broker` (a base URL) whose `hook` sees every
+/// request and may answer it instead: counts calls, injects faults. Answers its address.
+pub async fn proxy(broker: String, hook: Hook) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (client, broker, hook) = (client.clone(), broker.clone(), hook.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (client, broker, hook) = (client.clone(), broker.clone(), hook.clone());
+                        async move {
+                            let (parts, body) = req.into_parts();
+                            let pq = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+                            let body = body.collect().await.unwrap().to_bytes();
+                            let seen = Seen {
+                                method: &parts.method,
+                                path_and_query: pq,
+                                body: &body,
+                            };
+                            if let Some((status, answer)) = hook(&seen) {
+                                let resp = hyper::Response::builder()
+                                    .status(status)
+                                    .header("content-type", "application/json")
+                                    .body(Full::new(Bytes::from(answer)))
+                                    .unwrap();
+                                return Ok::<_, std::convert::Infallible>(resp);
+                            }
+                            let mut out = hyper::Request::builder()
+                                .method(parts.method.clone())
+                                .uri(format!("{broker}{pq}"));
+                            for (k, v) in &parts.headers {
+                                if k != hyper::header::HOST {
+                                    out = out.header(k, v);
+                                }
+                            }
+                            let resp =
+                                match client.request(out.body(Full::new(body)).unwrap()).await {
+                                    Ok(r) => {
+                                        let (p, b) = r.into_parts();
+                                        let b = b.collect().await.unwrap().to_bytes();
+                                        hyper::Response::from_parts(p, Full::new(b))
+                                    }
+                                    Err(_) => hyper::Response::builder()
+                                        .status(502)
+                                        .body(Full::new(Bytes::new()))
+                                        .unwrap(),
+                                };
+                            Ok(resp)
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
