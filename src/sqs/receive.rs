@@ -249,12 +249,12 @@ async fn receive_held<T: Transport>(
         answered.push((fates.len(), timer_key.clone(), e, count, first));
         fates.push((m, lease, Fate::Hold { timer_key, copy }));
     }
-    if !visibility::settle_receive(ctx, q, &fates, visibility_s).await? {
-        // Rolled back: nothing was taken, the pops' leases run out.
-        return Ok(json!({}));
-    }
+    // What was not taken (a rolled-back transaction, a failed ack) stays with its pop's
+    // lease and comes back when that runs out; it is not answered.
+    let taken = visibility::settle_receive(ctx, q, &fates, visibility_s).await?;
     let out: Vec<Value> = answered
         .into_iter()
+        .filter(|(slot, ..)| taken.get(*slot).copied().unwrap_or(false))
         .map(|(slot, timer_key, e, count, first)| {
             let m = fates[slot].0;
             let handle = ReceiptHandle {

@@ -137,13 +137,14 @@ pub async fn deleted_late<T: Transport>(
 
 /// Takes popped messages out of their lanes: ONE transaction with the dead-letter pushes,
 /// the acks of every message (each under its pop's lease) and the visibility timers.
-/// Answers whether it committed; if not, nothing happened and the pops' leases run out.
+/// Answers, per message, whether it was taken; what was not taken stays under its pop's
+/// lease and comes back when that runs out.
 pub async fn settle_receive<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     popped: &[(&PoppedMessage, String, Fate)],
     visibility_s: u64,
-) -> Result<bool, ApiError> {
+) -> Result<Vec<bool>, ApiError> {
     let mut txn = Transaction::default();
     for (m, lease, fate) in popped {
         txn.acks.push(Ack {
@@ -167,11 +168,11 @@ pub async fn settle_receive<T: Transport>(
     let mut backoff_ms = 50;
     loop {
         match ctx.queen.transaction(&txn).await {
-            Ok(TxnOutcome::Committed(_)) => return Ok(true),
+            Ok(TxnOutcome::Committed(_)) => return Ok(vec![true; popped.len()]),
             Ok(TxnOutcome::RolledBack { reason, .. }) if reason == "ack_rejected" => {
-                return settle_in_two_steps(ctx, txn).await;
+                return settle_in_two_steps(ctx, q, popped, txn).await;
             }
-            Ok(TxnOutcome::RolledBack { .. }) => return Ok(false),
+            Ok(TxnOutcome::RolledBack { .. }) => return Ok(vec![false; popped.len()]),
             // The released engine charges a timers rider to its KV write rate (100 calls/s
             // by default): wait a little and try again, then give the messages back.
             Err(QueenError::Throttled { .. }) if backoff_ms <= THROTTLE_BACKOFF_MAX_MS => {
@@ -189,22 +190,41 @@ pub async fn settle_receive<T: Transport>(
 /// The released engine resolves a transactional ack through an index it purges some time
 /// after the push (`completedRetentionSeconds`, at least 900 s), so a message that waited
 /// longer than that cannot be acked inside a transaction, while a plain ack still works.
-/// Then: the timers and dead-letter pushes in one transaction, the acks after it. Should an
-/// ack fail, the message comes back when its pop's lease ends while its timer also fires:
-/// a duplicate, never a loss.
+/// Then: the timers and dead-letter pushes in one transaction, the plain acks after it.
+/// A message whose ack fails (its lease lost, or its queue deleted meanwhile) stays with its
+/// lease: its timer is cancelled again and it is not answered. Should that cancel come too
+/// late, the message exists twice (a duplicate, never a loss).
 async fn settle_in_two_steps<T: Transport>(
     ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    popped: &[(&PoppedMessage, String, Fate)],
     mut txn: Transaction,
-) -> Result<bool, ApiError> {
+) -> Result<Vec<bool>, ApiError> {
     let acks = std::mem::take(&mut txn.acks);
     if !txn.pushes.is_empty() || !txn.timers.is_empty() {
         match ctx.queen.transaction(&txn).await? {
             TxnOutcome::Committed(_) => {}
-            TxnOutcome::RolledBack { .. } => return Ok(false),
+            TxnOutcome::RolledBack { .. } => return Ok(vec![false; popped.len()]),
         }
     }
-    let _ = ctx.queen.ack_batch(&acks).await;
-    Ok(true)
+    let taken: Vec<bool> = match ctx.queen.ack_batch(&acks).await {
+        Ok(answers) if answers.len() == acks.len() => answers.iter().map(|a| a.success).collect(),
+        _ => vec![false; popped.len()],
+    };
+    let undo: Vec<TimerOp> = popped
+        .iter()
+        .zip(&taken)
+        .filter_map(|((_, _, fate), ok)| match fate {
+            Fate::Hold { timer_key, .. } if !ok => {
+                Some(TimerOp::Cancel(TimerCancel::new(&q.name, timer_key)))
+            }
+            _ => None,
+        })
+        .collect();
+    if !undo.is_empty() {
+        let _ = ctx.queen.timer_ops(&undo).await;
+    }
+    Ok(taken)
 }
 
 /// The longest single wait of a throttled receive transaction (50, 100, … ms: ~1.5 s in
