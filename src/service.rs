@@ -44,6 +44,22 @@ impl From<QueenError> for ApiError {
     }
 }
 
+/// The response header through which the component tells its host what a request was
+/// (for the host's request log and metrics), when the host asks for it by setting
+/// [`TELL_HOST_VAR`]; the host removes it before the response leaves. Fields, separated by
+/// a space, `-` when unknown: service, action, access key id, queue or topic, error code.
+pub const TELL_HOST_HEADER: &str = "x-queen-sqs-said";
+pub const TELL_HOST_VAR: &str = "QUEEN_SQS_TELL_HOST";
+
+/// What a request turned out to be, as far as it got.
+#[derive(Default)]
+struct Said {
+    service: Option<Service>,
+    action: Option<&'static str>,
+    access_key: Option<String>,
+    target: Option<String>,
+}
+
 pub async fn handle<T, F, I>(
     req: Request,
     vars: I,
@@ -55,6 +71,87 @@ where
     T: Transport,
     F: FnOnce(&Config) -> T,
     I: IntoIterator<Item = (String, String)>,
+{
+    let vars: Vec<(String, String)> = vars.into_iter().collect();
+    let tell = vars
+        .iter()
+        .any(|(k, v)| k == TELL_HOST_VAR && v.trim() == "1");
+    let mut said = Said::default();
+    let mut resp = respond(req, vars, make_transport, now_ms, request_id, &mut said).await;
+    if tell {
+        let line = said_line(&said, &resp);
+        resp.headers.push((TELL_HOST_HEADER.to_string(), line));
+    }
+    resp
+}
+
+/// The telemetry line: `service action access-key target code`, `-` for what is unknown
+/// (the code is read back from an error answer: `__type` in JSON, `<Code>` in XML).
+fn said_line(said: &Said, resp: &Response) -> String {
+    let service = match said.service {
+        Some(Service::Sqs) => "sqs",
+        Some(Service::Sns) => "sns",
+        None => "-",
+    };
+    let code = if resp.status >= 400 {
+        error_code(&resp.body).unwrap_or_else(|| "-".to_string())
+    } else {
+        "-".to_string()
+    };
+    let field = |v: &Option<String>| {
+        v.as_deref()
+            .filter(|s| !s.is_empty() && !s.contains(char::is_whitespace))
+            .unwrap_or("-")
+            .to_string()
+    };
+    format!(
+        "{service} {} {} {} {code}",
+        said.action.unwrap_or("-"),
+        field(&said.access_key),
+        field(&said.target)
+    )
+}
+
+fn error_code(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        let t = v.get("__type")?.as_str()?;
+        return Some(t.rsplit('#').next().unwrap_or(t).to_string());
+    }
+    let start = text.find("<Code>")? + "<Code>".len();
+    let end = text[start..].find("</Code>")? + start;
+    Some(text[start..end].to_string())
+}
+
+/// The queue or topic a request names, by its last path or ARN segment.
+fn target_of(input: &Value) -> Option<String> {
+    for key in [
+        "QueueUrl",
+        "QueueName",
+        "TopicArn",
+        "TargetArn",
+        "ResourceArn",
+        "SubscriptionArn",
+    ] {
+        if let Some(v) = input.get(key).and_then(Value::as_str) {
+            let last = v.rsplit(['/', ':']).next().unwrap_or(v);
+            return Some(last.chars().take(256).collect());
+        }
+    }
+    None
+}
+
+async fn respond<T, F>(
+    req: Request,
+    vars: Vec<(String, String)>,
+    make_transport: F,
+    now_ms: i64,
+    request_id: String,
+    said: &mut Said,
+) -> Response
+where
+    T: Transport,
+    F: FnOnce(&Config) -> T,
 {
     let config = Config::from_env(vars);
     if req.path() == "/healthz" && (req.method == "GET" || req.method == "HEAD") {
@@ -71,6 +168,8 @@ where
             return wire::encode_error(protocol, service, &err, &request_id)
         }
     };
+    said.service = Some(rec.service);
+    said.action = Some(rec.action.name());
     let fail = |err: ApiError| wire::encode_error(rec.protocol, rec.service, &err, &request_id);
 
     let cfg = match &config {
@@ -97,7 +196,10 @@ where
                     format!("Credential should be scoped to correct service: '{want}'."),
                 ));
             }
-            Ok(v) => Some(v.credential.queen_token.clone()),
+            Ok(v) => {
+                said.access_key = Some(v.credential.access_key_id.clone());
+                Some(v.credential.queen_token.clone())
+            }
             Err(e) => return fail(auth_error(&e)),
         },
     };
@@ -110,6 +212,7 @@ where
     if rec.service == Service::Sqs && rec.protocol == Protocol::Query {
         address_queue_by_path(&mut input, &req, &base_url);
     }
+    said.target = target_of(&input);
 
     let transport = make_transport(cfg);
     let ctx = Ctx {

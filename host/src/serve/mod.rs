@@ -5,6 +5,7 @@ mod cache;
 mod engine;
 mod instances;
 mod outgoing;
+mod request_log;
 mod server;
 
 pub use engine::{load, Loaded};

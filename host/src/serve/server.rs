@@ -17,11 +17,13 @@
 use super::engine::{Loaded, State, MAX_CONCURRENT_INSTANCES};
 use super::instances::Instances;
 use super::outgoing::Outgoing;
+use super::request_log::{Entry, RequestLog};
 use anyhow::Result;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioTimer;
+use queen_sqs::service::{TELL_HOST_HEADER, TELL_HOST_VAR};
 use queen_sqs::wire;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -120,6 +122,8 @@ pub struct Server {
     waiting_slots: Arc<Semaphore>,
     /// Instances that answered a request, kept for the next.
     instances: Instances,
+    /// `QUEEN_SQS_REQUEST_LOG`: one JSON line per answered request.
+    request_log: Option<RequestLog>,
 }
 
 /// What a request holds while it is inside the component.
@@ -146,8 +150,16 @@ impl Server {
         limits: Limits,
     ) -> Arc<Server> {
         let instances = Instances::from_env(&env);
+        let request_log = RequestLog::from_env(&env).unwrap_or_else(|e| {
+            eprintln!("queen-sqs-host: {e}; no request log");
+            None
+        });
+        let mut env = env;
+        // The component tells the host what each request was, in a header removed here.
+        env.push((TELL_HOST_VAR.to_string(), "1".to_string()));
         Arc::new(Server {
             loaded,
+            request_log,
             env,
             outgoing,
             slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
@@ -196,6 +208,7 @@ impl Server {
         req: hyper::Request<hyper::body::Incoming>,
         local: SocketAddr,
     ) -> hyper::Response<HyperOutgoingBody> {
+        let started = std::time::Instant::now();
         let (mut parts, body) = req.into_parts();
         if let Err(why) = check_authority(&mut parts, local) {
             return plain(400, why, true);
@@ -233,9 +246,25 @@ impl Server {
         let Some(permits) = self.take_slot(caller.may_wait).await else {
             return wire::throttled(caller, &request_id()).into_hyper();
         };
+        let bytes_in = bytes.len();
         let req = hyper::Request::from_parts(parts, Full::new(bytes));
         match self.clone().run(req, permits).await {
-            Ok(resp) => resp,
+            Ok(mut resp) => {
+                let said = resp.headers_mut().remove(TELL_HOST_HEADER);
+                if let Some(log) = &self.request_log {
+                    let header =
+                        |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok());
+                    log.write(&Entry {
+                        said: said.as_ref().and_then(|v| v.to_str().ok()),
+                        request_id: header("x-amzn-requestid"),
+                        status: resp.status().as_u16(),
+                        latency: started.elapsed(),
+                        bytes_in,
+                        bytes_out: header("content-length").and_then(|v| v.parse().ok()),
+                    });
+                }
+                resp
+            }
             Err(e) => {
                 eprintln!("queen-sqs-host: request failed: {e:#}");
                 wire::internal_error(caller, &request_id()).into_hyper()
