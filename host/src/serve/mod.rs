@@ -4,6 +4,7 @@
 mod cache;
 mod engine;
 mod instances;
+mod metrics;
 mod outgoing;
 mod request_log;
 mod server;

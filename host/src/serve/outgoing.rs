@@ -3,6 +3,7 @@
 //! per call, which under load leaves thousands of sockets in TIME_WAIT.)
 
 use super::cache::{self, Cached, Hints, ResponseCache};
+use super::metrics::{outcome_of, Metrics};
 use crate::broker::RunningBroker;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -20,6 +21,8 @@ pub struct Outgoing {
     embedded: Option<(String, Arc<RunningBroker>)>,
     /// Broker GETs the component marked cacheable (see `cache`).
     cache: ResponseCache,
+    /// Every broker call, counted (see `metrics`).
+    metrics: Arc<Metrics>,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
@@ -40,7 +43,13 @@ impl Outgoing {
             client,
             embedded,
             cache: ResponseCache::default(),
+            metrics: Arc::new(Metrics::default()),
         }
+    }
+
+    /// The metrics this outgoing side counts broker calls into (the server adds requests).
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 }
 
@@ -86,8 +95,16 @@ impl WasiHttpHooks for Outgoing {
             let pq = request.uri().path_and_query().map_or("/", |p| p.as_str());
             cache::key(&authority, auth, pq)
         });
+        let started = std::time::Instant::now();
+        let path = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
+        let metrics = self.metrics.clone();
         if let (Some(k), Some(age)) = (&cache_key, hints.max_age) {
             if let Some(hit) = self.cache.get(k, age) {
+                metrics.broker_call(&path, "cached", started.elapsed());
                 return Box::new(async move { respond(hit) });
             }
         }
@@ -105,12 +122,16 @@ impl WasiHttpHooks for Outgoing {
                 // The same deadline as a call over the network: a broker statement that
                 // hangs fails this call (the component answers ServiceUnavailable) rather
                 // than holding the request as long as the broker takes.
-                let (status, headers, body) = tokio::time::timeout(
+                let answered = tokio::time::timeout(
                     first_byte,
                     broker.handle(parts.method.as_str(), &pq, body),
                 )
-                .await
-                .map_err(|_| Error::ConnectionReadTimeout)?;
+                .await;
+                let Ok((status, headers, body)) = answered else {
+                    metrics.broker_call(&path, "timeout", started.elapsed());
+                    return Err(Error::ConnectionReadTimeout);
+                };
+                metrics.broker_call(&path, outcome_of(status), started.elapsed());
                 let answer = Cached {
                     status,
                     headers,
@@ -124,10 +145,18 @@ impl WasiHttpHooks for Outgoing {
         }
         let client = self.client.clone();
         Box::new(async move {
-            let resp = tokio::time::timeout(first_byte, client.request(request))
-                .await
-                .map_err(|_| Error::ConnectionReadTimeout)?
-                .map_err(map_hyper_util)?;
+            let resp = match tokio::time::timeout(first_byte, client.request(request)).await {
+                Err(_) => {
+                    metrics.broker_call(&path, "timeout", started.elapsed());
+                    return Err(Error::ConnectionReadTimeout);
+                }
+                Ok(Err(e)) => {
+                    metrics.broker_call(&path, "unreachable", started.elapsed());
+                    return Err(map_hyper_util(e));
+                }
+                Ok(Ok(resp)) => resp,
+            };
+            metrics.broker_call(&path, outcome_of(resp.status().as_u16()), started.elapsed());
             let Some((k, cache)) = store else {
                 let resp = resp.map(|b| b.map_err(Error::from).boxed_unsync());
                 return Ok((resp, no_io()));

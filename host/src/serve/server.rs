@@ -16,6 +16,7 @@
 
 use super::engine::{Loaded, State, MAX_CONCURRENT_INSTANCES};
 use super::instances::Instances;
+use super::metrics::Metrics;
 use super::outgoing::Outgoing;
 use super::request_log::{Entry, RequestLog};
 use anyhow::Result;
@@ -124,6 +125,8 @@ pub struct Server {
     instances: Instances,
     /// `QUEEN_SQS_REQUEST_LOG`: one JSON line per answered request.
     request_log: Option<RequestLog>,
+    /// Served at `GET /metrics`; shared with `outgoing`, which counts broker calls.
+    metrics: Arc<Metrics>,
 }
 
 /// What a request holds while it is inside the component.
@@ -157,9 +160,11 @@ impl Server {
         let mut env = env;
         // The component tells the host what each request was, in a header removed here.
         env.push((TELL_HOST_VAR.to_string(), "1".to_string()));
+        let metrics = outgoing.metrics();
         Arc::new(Server {
             loaded,
             request_log,
+            metrics,
             env,
             outgoing,
             slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
@@ -167,6 +172,22 @@ impl Server {
             limits,
             instances,
         })
+    }
+
+    fn metrics_page(&self) -> hyper::Response<HyperOutgoingBody> {
+        let in_component = self.limits.max_inflight as usize - self.slots.available_permits();
+        let long_polls =
+            self.limits.waiting_slots() as usize - self.waiting_slots.available_permits();
+        let text = self.metrics.render(in_component, long_polls);
+        let body = Full::new(Bytes::from(text))
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        let mut resp = hyper::Response::new(body);
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        resp
     }
 
     /// Component instances made so far (with reuse, far fewer than requests served).
@@ -213,6 +234,10 @@ impl Server {
         if let Err(why) = check_authority(&mut parts, local) {
             return plain(400, why, true);
         }
+        // The host's own route: `/metrics` is no account, so no queue URL is shadowed.
+        if parts.method == http::Method::GET && parts.uri.path() == "/metrics" {
+            return self.metrics_page();
+        }
         let declared = parts
             .headers
             .get(http::header::CONTENT_LENGTH)
@@ -251,11 +276,14 @@ impl Server {
         match self.clone().run(req, permits).await {
             Ok(mut resp) => {
                 let said = resp.headers_mut().remove(TELL_HOST_HEADER);
+                let said_text = said.as_ref().and_then(|v| v.to_str().ok());
+                self.metrics
+                    .request(said_text, resp.status().as_u16(), started.elapsed());
                 if let Some(log) = &self.request_log {
                     let header =
                         |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok());
                     log.write(&Entry {
-                        said: said.as_ref().and_then(|v| v.to_str().ok()),
+                        said: said_text,
                         request_id: header("x-amzn-requestid"),
                         status: resp.status().as_u16(),
                         latency: started.elapsed(),
