@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use support::Endpoint;
 
 async fn send_many(ep: &Endpoint, url: &str, n: usize) {
-    send_many_from(ep, url, 0, n).await;
+    send_batches(ep, url, 0, n).await;
 }
 
 async fn counts(ep: &Endpoint, url: &str) -> (String, String) {
@@ -226,7 +226,7 @@ async fn ten_thousand_messages_in_flight_at_once() {
     support::join_all((0..WORKERS).map(|w| {
         let (ep, url) = (&ep, url.as_str());
         async move {
-            send_many_from(ep, url, w * (N / WORKERS), N / WORKERS).await;
+            send_batches(ep, url, w * (N / WORKERS), N / WORKERS).await;
         }
     }))
     .await;
@@ -287,20 +287,4 @@ async fn receive_as_sdks_do(ep: &Endpoint, url: &str) -> Vec<Value> {
         sleep_ms(100).await;
     }
     panic!("throttled 50 times in a row");
-}
-
-async fn send_many_from(ep: &Endpoint, url: &str, first: usize, n: usize) {
-    for chunk in (first..first + n).collect::<Vec<_>>().chunks(10) {
-        let entries: Vec<Value> = chunk
-            .iter()
-            .map(|i| json!({"Id": format!("e{i}"), "MessageBody": format!("m{i}")}))
-            .collect();
-        let v = ep
-            .sqs_ok(
-                "SendMessageBatch",
-                json!({"QueueUrl": url, "Entries": entries}),
-            )
-            .await;
-        assert_eq!(v["Successful"].as_array().map(Vec::len), Some(chunk.len()));
-    }
 }

@@ -687,16 +687,7 @@ async fn in_flight_at_once_is_not_bounded_by_the_width() {
     for width in [1u32, 8, 64, 256] {
         let name = format!("w{width}");
         let url = make_queue(&ep, &name, &[("VisibilityTimeout", "60")], width).await;
-        let entries: Vec<Value> = (0..10)
-            .map(|i| json!({"Id": format!("e{i}"), "MessageBody": format!("m{i}")}))
-            .collect();
-        let v = ep
-            .sqs_ok(
-                "SendMessageBatch",
-                json!({"QueueUrl": url, "Entries": entries}),
-            )
-            .await;
-        assert_eq!(v["Successful"].as_array().unwrap().len(), 10);
+        send_batches(&ep, &url, 0, 10).await;
         let mut in_flight = 0;
         for _ in 0..5 {
             let got = receive(&ep, &url, json!({})).await;

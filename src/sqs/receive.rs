@@ -29,7 +29,6 @@
 
 use super::claims;
 use super::input::Input;
-use super::lanes;
 use super::message_attrs::{select_message_attributes, SystemSelection};
 use super::naming;
 use super::receive_counts;
@@ -41,7 +40,7 @@ use crate::http::Transport;
 use crate::model::{
     attrs_to_api, md5_of_body, md5_of_message_attributes, mint, Attrs, Envelope, ReceiptHandle,
 };
-use crate::queen::{Ack, PopOptions, Popped, PoppedMessage, PushItem, Transaction, TxnOutcome};
+use crate::queen::{Ack, PopOptions, Popped, PoppedMessage, Transaction, TxnOutcome};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use futures_util::future::join_all;
@@ -238,7 +237,7 @@ async fn receive_held<T: Transport>(
         if let Some((dest, max_receives)) = dlq.target(ctx, q).await? {
             if count > *max_receives {
                 let copy = redrive::dead_letter_copy(e, &q.name, &id, count - 1, sent);
-                let push = dead_letter_push(m, dest, copy);
+                let push = redrive::copy_push(m, dest, copy.to_json(), false);
                 fates.push((m, lease, Fate::DeadLetter(push)));
                 continue;
             }
@@ -274,22 +273,6 @@ async fn receive_held<T: Transport>(
         return Ok(json!({}));
     }
     Ok(json!({ "Messages": out }))
-}
-
-/// The push of a dead-letter copy into `dest`: a FIFO target keeps the message's group
-/// and dedup key, a standard one spreads it by the message's id.
-fn dead_letter_push(m: &PoppedMessage, dest: &QueueRecord, copy: Envelope) -> PushItem {
-    let (partition, key) = if dest.fifo {
-        (m.partition.clone(), m.transaction_id.clone())
-    } else {
-        (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
-    };
-    PushItem {
-        queue: dest.name.clone(),
-        partition,
-        payload: copy.to_json(),
-        transaction_id: Some(key),
-    }
 }
 
 /// A handle naming the broker lease a message is held under.
@@ -566,18 +549,7 @@ async fn dead_letter_head<T: Transport>(
                     count_of(m) - 1,
                     sent_ms(&e, m),
                 );
-                let (partition, key) = if dest.fifo {
-                    let key = if by_id { &m.id } else { &m.transaction_id };
-                    (m.partition.clone(), key.clone())
-                } else {
-                    (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
-                };
-                PushItem {
-                    queue: dest.name.clone(),
-                    partition,
-                    payload: copy.to_json(),
-                    transaction_id: Some(key),
-                }
+                redrive::copy_push(m, &dest, copy.to_json(), by_id)
             })
             .collect();
         let txn = Transaction {

@@ -21,6 +21,7 @@ use crate::model::{AttrData, AttrValue, Envelope};
 use crate::queen::{Ack, PoppedMessage, PushItem, Transaction, TxnOutcome};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
+use serde_json::Value;
 
 pub const RECEIVE_COUNT: &str = "queen.receiveCount";
 pub const SOURCE_QUEUE: &str = "queen.sourceQueue";
@@ -106,6 +107,24 @@ pub fn returned_copy(mut e: Envelope) -> Envelope {
     e
 }
 
+/// The push of a moved copy into `dest`. A FIFO target keeps the message's group and is
+/// keyed by its deduplication id, or by its unique id (`by_id`) when that collided with
+/// the target's history; a standard target spreads it by the message's id.
+pub fn copy_push(m: &PoppedMessage, dest: &QueueRecord, payload: Value, by_id: bool) -> PushItem {
+    let (partition, key) = if dest.fifo {
+        let key = if by_id { &m.id } else { &m.transaction_id };
+        (m.partition.clone(), key.clone())
+    } else {
+        (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
+    };
+    PushItem {
+        queue: dest.name.clone(),
+        partition,
+        payload,
+        transaction_id: Some(key),
+    }
+}
+
 /// What a move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Moved {
@@ -126,23 +145,13 @@ pub async fn move_message<T: Transport>(
     envelope: &Envelope,
 ) -> Result<Moved, ApiError> {
     let payload = envelope.to_json();
-    let (partition, first_key) = if dest.fifo {
-        (m.partition.clone(), m.transaction_id.clone())
-    } else {
-        (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
-    };
-    let mut keys = vec![first_key];
+    let mut attempts = vec![false];
     if dest.fifo && m.transaction_id != m.id {
-        keys.push(m.id.clone());
+        attempts.push(true);
     }
-    for key in keys {
+    for by_id in attempts {
         let txn = Transaction {
-            pushes: vec![PushItem {
-                queue: dest.name.clone(),
-                partition: partition.clone(),
-                payload: payload.clone(),
-                transaction_id: Some(key),
-            }],
+            pushes: vec![copy_push(m, dest, payload.clone(), by_id)],
             acks: vec![Ack {
                 transaction_id: m.transaction_id.clone(),
                 partition_id: m.partition_id.clone(),

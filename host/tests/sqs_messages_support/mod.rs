@@ -97,6 +97,23 @@ pub async fn send(ep: &Endpoint, url: &str, body: &str) -> Value {
         .await
 }
 
+/// Sends messages `first..first + n` (bodies `m<i>`) with SendMessageBatch, ten at a time.
+pub async fn send_batches(ep: &Endpoint, url: &str, first: usize, n: usize) {
+    for chunk in (first..first + n).collect::<Vec<_>>().chunks(10) {
+        let entries: Vec<Value> = chunk
+            .iter()
+            .map(|i| json!({"Id": format!("e{i}"), "MessageBody": format!("m{i}")}))
+            .collect();
+        let v = ep
+            .sqs_ok(
+                "SendMessageBatch",
+                json!({"QueueUrl": url, "Entries": entries}),
+            )
+            .await;
+        assert_eq!(v["Successful"].as_array().map(Vec::len), Some(chunk.len()));
+    }
+}
+
 /// One ReceiveMessage with all attributes; answers the messages.
 pub async fn receive(ep: &Endpoint, url: &str, extra: Value) -> Vec<Value> {
     let mut input = json!({
