@@ -163,6 +163,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if let Err(e) = serve::Limits::from_env(&env) {
         anyhow::bail!("{e}");
     }
+    let switches = serve::Switches::from_env(&env).map_err(|e| anyhow::anyhow!("{e}"))?;
     for notice in notices {
         eprintln!("queen-sqs-host: {notice}");
     }
@@ -194,10 +195,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    eprintln!(
-        "queen-sqs-host: SQS/SNS endpoint on http://{}",
-        listener.local_addr()?
-    );
+    let local = listener.local_addr()?;
+    eprintln!("queen-sqs-host: SQS/SNS endpoint on http://{local}");
+    if switches.console {
+        eprintln!("queen-sqs-host: queue console on http://{local}/console/ (sign in with a configured key pair)");
+    }
     let server = Server::new(loaded, env, Outgoing::new(embedded.clone()));
     tokio::select! {
         r = serve::serve(listener, server) => r?,

@@ -63,6 +63,18 @@ impl RunningBroker {
         (r.status, r.headers, r.body)
     }
 
+    /// Every queue's depth and pending timers (the first `max` by name) and the number of
+    /// queues, read in one snapshot on a reader thread: the host's `/metrics`.
+    pub async fn queue_counts(
+        &self,
+        max: usize,
+    ) -> store::SResult<(Vec<store::depth::QueueCounts>, i64)> {
+        self.ctx
+            .store
+            .read(move |conn| store::depth::all_queues(conn, time::now_us(), max))
+            .await
+    }
+
     /// Stops listening, drains the writer, closes the database.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);

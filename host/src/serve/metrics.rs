@@ -8,13 +8,16 @@
 //!   `kv`, `timers`, …) and outcome (`2xx`, `4xx`, `throttled`, `5xx`, `timeout`,
 //!   `unreachable`, `cached`).
 //! - `queen_sqs_requests_in_component` and `queen_sqs_long_polls_waiting`: the slots in use.
+//! - per-queue depths of the embedded broker, read at scrape time (see `depths`).
 //!
-//! Counting is a short mutex-guarded map update per request and per broker call.
+//! Counting is a short mutex-guarded map update per request and per broker call. With
+//! `QUEEN_SQS_METRICS=off` nothing is counted (one atomic load per request and broker call).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Upper bounds of the latency buckets, in seconds.
 const BOUNDS: [f64; 14] = [
@@ -58,18 +61,59 @@ struct State {
     broker_seconds: BTreeMap<String, Histogram>,
 }
 
-#[derive(Default)]
 pub struct Metrics {
     state: Mutex<State>,
+    /// Off with `QUEEN_SQS_METRICS=off`: nothing is counted.
+    on: AtomicBool,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics {
+            state: Mutex::default(),
+            on: AtomicBool::new(true),
+        }
+    }
+}
+
+/// One broker call being timed; does nothing when metrics are off.
+pub struct Meter(Option<(Arc<Metrics>, String, Instant)>);
+
+impl Meter {
+    /// Counts the call with its outcome and the time since the meter was started.
+    pub fn done(&self, outcome: &'static str) {
+        if let Some((metrics, path, started)) = &self.0 {
+            metrics.broker_call(path, outcome, started.elapsed());
+        }
+    }
 }
 
 impl Metrics {
+    pub fn set_on(&self, on: bool) {
+        self.on.store(on, Ordering::Relaxed);
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Starts timing a broker call to `path` (no clock read, no copy when metrics are off).
+    pub fn meter(self: &Arc<Self>, path: &str) -> Meter {
+        Meter(
+            self.is_on()
+                .then(|| (self.clone(), path.to_string(), Instant::now())),
+        )
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// One answered request; `said` is the component's telemetry line (see `request_log`).
     pub fn request(&self, said: Option<&str>, status: u16, latency: Duration) {
+        if !self.is_on() {
+            return;
+        }
         let mut f = said.unwrap_or("").split(' ');
         let mut next = || {
             f.next()
@@ -91,6 +135,9 @@ impl Metrics {
 
     /// One call to the broker: its path, its outcome and how long it took.
     pub fn broker_call(&self, path: &str, outcome: &'static str, latency: Duration) {
+        if !self.is_on() {
+            return;
+        }
         let route = route_of(path);
         let mut s = self.lock();
         *s.broker_calls.entry((route.clone(), outcome)).or_default() += 1;
@@ -203,5 +250,29 @@ mod tests {
         assert!(text.contains("queen_sqs_request_seconds_bucket{service=\"sqs\",action=\"SendMessage\",le=\"0.05\"} 2"));
         assert!(text
             .contains("queen_sqs_request_seconds_count{service=\"sqs\",action=\"SendMessage\"} 2"));
+    }
+
+    #[test]
+    fn switched_off_counts_nothing() {
+        let m = Arc::new(Metrics::default());
+        m.set_on(false);
+        m.request(Some("sqs SendMessage - q -"), 200, Duration::from_millis(3));
+        m.meter("/api/v1/push").done("2xx");
+        m.broker_call("/api/v1/pop/queue/q", "2xx", Duration::from_millis(1));
+        let text = m.render(0, 0);
+        let samples: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                !l.starts_with('#') && !l.contains("in_component") && !l.contains("long_polls")
+            })
+            .collect();
+        assert!(samples.is_empty(), "{text}");
+        m.set_on(true);
+        m.meter("/api/v1/push").done("2xx");
+        let text = m.render(0, 0);
+        assert!(
+            text.contains("queen_sqs_broker_calls_total{route=\"push\",outcome=\"2xx\"} 1"),
+            "{text}"
+        );
     }
 }

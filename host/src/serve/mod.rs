@@ -2,16 +2,20 @@
 //! (see `instances`).
 
 mod cache;
+mod console;
+mod depths;
 mod engine;
 mod instances;
 mod metrics;
 mod outgoing;
 mod request_log;
 mod server;
+mod switches;
 
 pub use engine::{load, Loaded};
 pub use outgoing::Outgoing;
 pub use server::{serve, Limits, Server};
+pub use switches::Switches;
 
 /// The queen-sqs component, built for wasm32-wasip2 by build.rs and embedded here.
 pub static COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/queen_sqs.wasm"));

@@ -51,6 +51,11 @@ impl Outgoing {
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()
     }
+
+    /// The embedded broker reached in process, if any (its queue depths go into `/metrics`).
+    pub fn embedded_broker(&self) -> Option<Arc<RunningBroker>> {
+        self.embedded.as_ref().map(|(_, b)| b.clone())
+    }
 }
 
 fn full(bytes: Bytes) -> WasiBody {
@@ -95,16 +100,12 @@ impl WasiHttpHooks for Outgoing {
             let pq = request.uri().path_and_query().map_or("/", |p| p.as_str());
             cache::key(&authority, auth, pq)
         });
-        let started = std::time::Instant::now();
-        let path = request
-            .uri()
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_string();
-        let metrics = self.metrics.clone();
+        let meter = self
+            .metrics
+            .meter(request.uri().path_and_query().map_or("/", |p| p.as_str()));
         if let (Some(k), Some(age)) = (&cache_key, hints.max_age) {
             if let Some(hit) = self.cache.get(k, age) {
-                metrics.broker_call(&path, "cached", started.elapsed());
+                meter.done("cached");
                 return Box::new(async move { respond(hit) });
             }
         }
@@ -128,10 +129,10 @@ impl WasiHttpHooks for Outgoing {
                 )
                 .await;
                 let Ok((status, headers, body)) = answered else {
-                    metrics.broker_call(&path, "timeout", started.elapsed());
+                    meter.done("timeout");
                     return Err(Error::ConnectionReadTimeout);
                 };
-                metrics.broker_call(&path, outcome_of(status), started.elapsed());
+                meter.done(outcome_of(status));
                 let answer = Cached {
                     status,
                     headers,
@@ -147,16 +148,16 @@ impl WasiHttpHooks for Outgoing {
         Box::new(async move {
             let resp = match tokio::time::timeout(first_byte, client.request(request)).await {
                 Err(_) => {
-                    metrics.broker_call(&path, "timeout", started.elapsed());
+                    meter.done("timeout");
                     return Err(Error::ConnectionReadTimeout);
                 }
                 Ok(Err(e)) => {
-                    metrics.broker_call(&path, "unreachable", started.elapsed());
+                    meter.done("unreachable");
                     return Err(map_hyper_util(e));
                 }
                 Ok(Ok(resp)) => resp,
             };
-            metrics.broker_call(&path, outcome_of(resp.status().as_u16()), started.elapsed());
+            meter.done(outcome_of(resp.status().as_u16()));
             let Some((k, cache)) = store else {
                 let resp = resp.map(|b| b.map_err(Error::from).boxed_unsync());
                 return Ok((resp, no_io()));

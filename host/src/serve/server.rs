@@ -14,11 +14,13 @@
 //!   (`ReceiveMessage`) may take at most four fifths of the slots, so sends, deletes and
 //!   publishes are served while receivers wait.
 
+use super::console;
 use super::engine::{Loaded, State, MAX_CONCURRENT_INSTANCES};
 use super::instances::Instances;
 use super::metrics::Metrics;
 use super::outgoing::Outgoing;
 use super::request_log::{Entry, RequestLog};
+use super::switches::Switches;
 use anyhow::Result;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -127,6 +129,8 @@ pub struct Server {
     request_log: Option<RequestLog>,
     /// Served at `GET /metrics`; shared with `outgoing`, which counts broker calls.
     metrics: Arc<Metrics>,
+    /// `QUEEN_SQS_METRICS` and `QUEEN_SQS_CONSOLE`.
+    switches: Switches,
 }
 
 /// What a request holds while it is inside the component.
@@ -157,14 +161,23 @@ impl Server {
             eprintln!("queen-sqs-host: {e}; no request log");
             None
         });
+        let switches = Switches::from_env(&env).unwrap_or_else(|e| {
+            eprintln!("queen-sqs-host: {e}; using the default");
+            Switches::default()
+        });
         let mut env = env;
-        // The component tells the host what each request was, in a header removed here.
-        env.push((TELL_HOST_VAR.to_string(), "1".to_string()));
+        // The component tells the host what each request was, in a header removed here;
+        // asked only when something reads it.
+        if switches.metrics || request_log.is_some() {
+            env.push((TELL_HOST_VAR.to_string(), "1".to_string()));
+        }
         let metrics = outgoing.metrics();
+        metrics.set_on(switches.metrics);
         Arc::new(Server {
             loaded,
             request_log,
             metrics,
+            switches,
             env,
             outgoing,
             slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
@@ -174,11 +187,14 @@ impl Server {
         })
     }
 
-    fn metrics_page(&self) -> hyper::Response<HyperOutgoingBody> {
+    async fn metrics_page(&self) -> hyper::Response<HyperOutgoingBody> {
         let in_component = self.limits.max_inflight as usize - self.slots.available_permits();
         let long_polls =
             self.limits.waiting_slots() as usize - self.waiting_slots.available_permits();
-        let text = self.metrics.render(in_component, long_polls);
+        let mut text = self.metrics.render(in_component, long_polls);
+        if let Some(broker) = self.outgoing.embedded_broker() {
+            super::depths::render(&mut text, &broker).await;
+        }
         let body = Full::new(Bytes::from(text))
             .map_err(|never| match never {})
             .boxed_unsync();
@@ -188,6 +204,32 @@ impl Server {
             http::HeaderValue::from_static("text/plain; version=0.0.4"),
         );
         resp
+    }
+
+    /// True when the component is asked to tell the host what each request was (the
+    /// metrics or the request log read it); false costs the component nothing per request.
+    pub fn tells_host(&self) -> bool {
+        self.env.iter().any(|(k, _)| k == TELL_HOST_VAR)
+    }
+
+    /// The host's own routes, answered without the component: `GET /metrics` and the
+    /// console under `/console/` (no account is named either, so no queue URL is shadowed).
+    /// Each answers 404 when switched off.
+    async fn own_route(
+        &self,
+        parts: &http::request::Parts,
+    ) -> Option<hyper::Response<HyperOutgoingBody>> {
+        let path = parts.uri.path();
+        if parts.method == http::Method::GET && path == "/metrics" {
+            if !self.switches.metrics {
+                return Some(plain(404, "metrics are off (QUEEN_SQS_METRICS=off)", false));
+            }
+            return Some(self.metrics_page().await);
+        }
+        if console::is_console_path(path) {
+            return Some(console::answer(&parts.method, path, self.switches.console));
+        }
+        None
     }
 
     /// Component instances made so far (with reuse, far fewer than requests served).
@@ -234,9 +276,8 @@ impl Server {
         if let Err(why) = check_authority(&mut parts, local) {
             return plain(400, why, true);
         }
-        // The host's own route: `/metrics` is no account, so no queue URL is shadowed.
-        if parts.method == http::Method::GET && parts.uri.path() == "/metrics" {
-            return self.metrics_page();
+        if let Some(resp) = self.own_route(&parts).await {
+            return resp;
         }
         let declared = parts
             .headers
@@ -277,8 +318,10 @@ impl Server {
             Ok(mut resp) => {
                 let said = resp.headers_mut().remove(TELL_HOST_HEADER);
                 let said_text = said.as_ref().and_then(|v| v.to_str().ok());
-                self.metrics
-                    .request(said_text, resp.status().as_u16(), started.elapsed());
+                if self.switches.metrics {
+                    self.metrics
+                        .request(said_text, resp.status().as_u16(), started.elapsed());
+                }
                 if let Some(log) = &self.request_log {
                     let header =
                         |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok());

@@ -71,3 +71,41 @@ pub fn depth(conn: &Connection, queue_id: i64, group: Option<&str>, now: i64) ->
     }
     Ok(d)
 }
+
+/// One queue's counts for the host's `/metrics`, read at scrape time.
+pub struct QueueCounts {
+    pub name: String,
+    /// As the queue detail route counts them (every consumer group, leases included).
+    pub depth: Depth,
+    /// Pending timers by kind: the key up to and including its first `.` (`""` if none).
+    pub timers: Vec<(String, i64)>,
+}
+
+/// The first `max` queues by name with their depths and pending timers, in one snapshot,
+/// and how many queues there are in all. Cost: the listed queues' partition and cursor
+/// rows (one pair per FIFO message group), plus one pass over the timers table.
+pub fn all_queues(conn: &Connection, now: i64, max: usize) -> SResult<(Vec<QueueCounts>, i64)> {
+    let total: i64 = conn.query_row("SELECT COUNT(*) FROM queues", [], |r| r.get(0))?;
+    let mut st = conn.prepare_cached("SELECT id, name FROM queues ORDER BY name LIMIT ?1")?;
+    let queues: Vec<(i64, String)> = st
+        .query_map([max as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut st = conn.prepare_cached(
+        "SELECT queue, substr(timer_key, 1, instr(timer_key, '.')), COUNT(*)
+           FROM timers GROUP BY 1, 2",
+    )?;
+    let mut timers: std::collections::HashMap<String, Vec<(String, i64)>> = Default::default();
+    for row in st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))? {
+        let (queue, kind, n): (String, String, i64) = row?;
+        timers.entry(queue).or_default().push((kind, n));
+    }
+    let mut out = Vec::with_capacity(queues.len());
+    for (id, name) in queues {
+        out.push(QueueCounts {
+            depth: depth(conn, id, None, now)?,
+            timers: timers.remove(&name).unwrap_or_default(),
+            name,
+        });
+    }
+    Ok((out, total))
+}
