@@ -76,6 +76,10 @@ if [[ " $LANES " == *" embedded "* ]]; then
   step=$SECONDS
   scripts/compat.sh || failed=1
   step_done "real-client suites" "$step"
+  echo "== the queue console in headless Chromium"
+  step=$SECONDS
+  scripts/console-test.sh || failed=1
+  step_done "queue console" "$step"
   lane_done "embedded broker" "$started" "$failed"
 fi
 
