@@ -3,6 +3,7 @@
 //! Prints one markdown table per scenario (median and min–max over the runs) and appends
 //! every raw run as JSON lines to `--json`.
 
+mod broker;
 mod cpu;
 mod load;
 mod native;
@@ -78,6 +79,7 @@ async fn one(env: &Env, scenario: &str, run: usize) -> Result<Named> {
         "rtt" => scenarios::round_trip(env, run, 1_000).await,
         "overhead" => scenarios::overhead(env, run).await,
         "backlog" => scenarios::backlog(env, 3).await,
+        "broker" => broker::broker(env, run).await,
         s => bail!("unknown scenario {s}"),
     }
 }

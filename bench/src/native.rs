@@ -147,3 +147,94 @@ impl Queen {
         Ok(())
     }
 }
+
+/// A claim of up to `batch` messages with the acks that settle it.
+pub struct ClaimedBatch {
+    pub acks: Vec<Value>,
+}
+
+impl Queen {
+    /// Pushes `count` small payloads spread at random over lanes `0..lanes` (the lane is a
+    /// hash of the item number, so every caller spreads the same way).
+    pub async fn push_spread(
+        &self,
+        queue: &str,
+        lanes: u64,
+        first: u64,
+        count: u64,
+    ) -> Result<u64> {
+        let items: Vec<Value> = (first..first + count)
+            .map(|n| {
+                let lane = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) % lanes;
+                json!({"queue": queue, "partition": lane.to_string(),
+                       "payload": {"b": crate::sdk::body(n)}})
+            })
+            .collect();
+        let (s, v) = self
+            .call(
+                "POST",
+                "/api/v1/push",
+                Some(json!({ "items": items }).to_string()),
+            )
+            .await?;
+        ensure!(s == 201 || s == 200, "push answered {s}: {v}");
+        Ok(count)
+    }
+
+    /// Wildcard pop of up to `batch` messages from up to `batch` partitions, no wait.
+    pub async fn pop_batch(&self, queue: &str, batch: u32) -> Result<Option<ClaimedBatch>> {
+        let path = format!(
+            "/api/v1/pop/queue/{queue}?batch={batch}&partitions={batch}&wait=false&leaseSeconds=30"
+        );
+        let (s, v) = self.call("GET", &path, None).await?;
+        if s == 204 || v.is_null() {
+            return Ok(None);
+        }
+        ensure!(s == 200, "pop answered {s}: {v}");
+        let lease = v["leaseId"].clone();
+        let acks: Vec<Value> = v["messages"]
+            .as_array()
+            .map(|ms| {
+                ms.iter()
+                    .map(|m| {
+                        json!({"transactionId": m["transactionId"], "partitionId": m["partitionId"],
+                               "leaseId": if m["leaseId"].is_null() { &lease } else { &m["leaseId"] },
+                               "status": "completed"})
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if acks.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(ClaimedBatch { acks }))
+    }
+
+    /// Deletes a queue and everything in it.
+    pub async fn delete_queue(&self, queue: &str) -> Result<()> {
+        let (s, v) = self
+            .call("DELETE", &format!("/api/v1/resources/queues/{queue}"), None)
+            .await?;
+        ensure!(s < 300 || s == 404, "delete queue answered {s}: {v}");
+        Ok(())
+    }
+
+    /// Acks a claim in one call; answers how many were settled.
+    pub async fn ack_batch(&self, c: &ClaimedBatch) -> Result<u64> {
+        let body = json!({ "acknowledgments": c.acks });
+        let (s, v) = self
+            .call("POST", "/api/v1/ack/batch", Some(body.to_string()))
+            .await?;
+        ensure!(s == 200, "ack batch answered {s}: {v}");
+        let ok = v
+            .as_array()
+            .map(|a| a.iter().filter(|r| r["success"] == true).count())
+            .unwrap_or(0);
+        ensure!(
+            ok == c.acks.len(),
+            "ack batch settled {ok} of {}: {v}",
+            c.acks.len()
+        );
+        Ok(ok as u64)
+    }
+}

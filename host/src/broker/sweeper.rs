@@ -90,7 +90,11 @@ async fn lease_loop(ctx: Arc<Ctx>) {
     }
 }
 
+/// Partitions one retention step visits: the pass resumes where the last step stopped.
+const RETENTION_PARTS: i64 = 2_000;
+
 async fn retention_loop(ctx: Arc<Ctx>) {
+    let mut from = 0i64;
     loop {
         tokio::select! {
             _ = tokio::time::sleep(RETENTION_TICK) => {}
@@ -98,15 +102,17 @@ async fn retention_loop(ctx: Arc<Ctx>) {
         }
         let res = ctx
             .store
-            .write(|conn| {
+            .write(move |conn| {
                 let now = now_us();
-                retention::sweep(conn, now, 10_000)?;
+                let (_, next) = retention::sweep_from(conn, now, 10_000, from, RETENTION_PARTS)?;
                 kv::prune(conn, now)?;
-                Ok(())
+                Ok(next)
             })
             .await;
-        if let Err(super::store::StoreError::Closed) = res {
-            return;
+        match res {
+            Ok(next) => from = next,
+            Err(super::store::StoreError::Closed) => return,
+            Err(_) => {}
         }
     }
 }

@@ -124,13 +124,17 @@ pub async fn push(ctx: &Ctx, body: &[u8]) -> Reply {
         Ok(Err(_)) => return Reply::error(500, "push failed: unexpected abort"),
         Err(e) => return store_failed("push", e),
     };
-    let mut woken: Vec<&str> = Vec::new();
+    // Queues that received messages, with how many.
+    let mut woken: Vec<(&str, usize)> = Vec::new();
     let rendered: Vec<Value> = outs
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            if o.status == PushStatus::Queued && !woken.contains(&o.queue.as_str()) {
-                woken.push(&o.queue);
+            if o.status == PushStatus::Queued {
+                match woken.iter_mut().find(|w| w.0 == o.queue) {
+                    Some(w) => w.1 += 1,
+                    None => woken.push((&o.queue, 1)),
+                }
             }
             let status = if o.status == PushStatus::Queued {
                 "queued"
@@ -141,6 +145,8 @@ pub async fn push(ctx: &Ctx, body: &[u8]) -> Reply {
                    "queueName": o.queue, "status": status, "offset": o.offset})
         })
         .collect();
-    ctx.notify.wake_all(&woken);
+    for (queue, n) in woken {
+        ctx.notify.wake_some(queue, n);
+    }
     Reply::json(201, &Value::Array(rendered))
 }

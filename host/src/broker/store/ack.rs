@@ -1,6 +1,6 @@
 //! The ack algorithm of §2.6 (`log_ack_by_hash_v1`) and lease extension (§4.4).
 
-use super::queues::{find_queue_by_id, partition_by_uuid};
+use super::queues::{find_queue_by_id, partition_by_uuid, QUEUE_MODE};
 use super::SResult;
 use crate::broker::time::secs_us;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -121,6 +121,7 @@ pub fn ack(
             now,
             &mut results,
         )?;
+
         if let Some(name) = released {
             if !woken.contains(&name) {
                 woken.push(name);
@@ -330,6 +331,9 @@ fn ack_group(
             }
         }
     }
+    if group == QUEUE_MODE {
+        super::ready::refresh(conn, part.id, now)?;
+    }
     // 8. In-span items succeed.
     for &(i, _) in &span {
         results[i] = Some(AckResult {
@@ -415,6 +419,7 @@ pub fn extend(
     if n == 0 {
         return Ok((0, None));
     }
+    super::ready::refresh_lease(conn, lease_id, now)?;
     let min: Option<i64> = conn
         .prepare_cached("SELECT MIN(lease_expires_at) FROM cursors WHERE lease_id = ?1 AND lease_expires_at >= ?2")?
         .query_row(params![lease_id, target.min(now)], |r| r.get(0))?;

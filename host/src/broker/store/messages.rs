@@ -162,6 +162,7 @@ pub fn append(
     for p in parts.values() {
         if p.last_push_at == now {
             upd.execute(params![p.last_offset, now, p.id])?;
+            super::ready::pushed(conn, p.id, now)?;
         }
     }
     Ok(Ok(out))

@@ -12,6 +12,7 @@ pub mod messages;
 pub mod options;
 pub mod pop;
 pub mod queues;
+pub mod ready;
 pub mod retention;
 pub mod schema;
 pub mod timers;
@@ -267,3 +268,6 @@ fn reader_loop(conn: Connection, rx: Arc<Mutex<mpsc::Receiver<Option<ReadJob>>>>
         }
     }
 }
+
+#[cfg(test)]
+mod ready_tests;

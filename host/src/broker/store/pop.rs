@@ -106,7 +106,8 @@ fn seed_cursor(conn: &Connection, p: &PartitionRow, group: &str, seed: &Seed) ->
     })
 }
 
-/// Partitions of the queue that owe `group` work and hold no live lease, in random order.
+/// Partitions of the queue that owe `group` work and hold no live lease, in random order
+/// (consumer groups only: queue mode reads the ready index).
 fn candidates(conn: &Connection, queue_id: i64, group: &str, now: i64) -> SResult<Vec<i64>> {
     let mut st = conn.prepare_cached(
         "SELECT p.id FROM partitions p
@@ -123,10 +124,16 @@ fn candidates(conn: &Connection, queue_id: i64, group: &str, now: i64) -> SResul
     Ok(ids)
 }
 
-/// The partitions a pop may claim from: ids still to read (wildcard) or the one row (pinned).
-enum Candidates<P> {
-    Ids(Vec<i64>),
-    Rows(Vec<P>),
+/// How many ready rows a wildcard pop reads at a time: a claim usually takes the first few.
+const READY_PAGE: i64 = 16;
+
+/// What one claim attempt on a partition needs besides the partition.
+struct Attempt<'a> {
+    req: &'a PopReq,
+    opts: &'a super::options::QueueOpts,
+    lease_id: &'a str,
+    lease_s: i64,
+    now: i64,
 }
 
 pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
@@ -136,15 +143,9 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
         lease_id: lease_id.clone(),
         claims: Vec::new(),
     };
-    let (queue, parts) = match &req.partition {
-        None => {
-            // A wildcard pop of an unknown name creates the queue row so a group can subscribe.
-            let q = ensure_queue(conn, &req.queue)?;
-            // Partition rows are read lazily below: a pop usually claims the first
-            // candidate, and reading all of them made a wide queue's pop cost its width.
-            let ids = candidates(conn, q.id, &req.group, now)?;
-            (q, Candidates::Ids(ids))
-        }
+    let (queue, pinned) = match &req.partition {
+        // A wildcard pop of an unknown name creates the queue row so a group can subscribe.
+        None => (ensure_queue(conn, &req.queue)?, None),
         Some(name) => {
             let Some(q) = find_queue(conn, &req.queue)? else {
                 return Ok(out);
@@ -152,7 +153,7 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
             let Some(p) = find_partition(conn, q.id, name)? else {
                 return Ok(out);
             };
-            (q, Candidates::Rows(vec![p]))
+            (q, Some(p))
         }
     };
     let opts = queue.opts();
@@ -163,99 +164,160 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
     } else {
         60
     };
-    let mut remaining = req.batch.max(1);
-    let mut take = conn.prepare_cached(
-        "SELECT id, txn, trace_id, payload, created_at, offset FROM messages
-          WHERE partition_id = ?1 AND offset >= ?2 ORDER BY offset LIMIT ?3",
-    )?;
-    let parts: Box<dyn Iterator<Item = SResult<Option<_>>>> = match parts {
-        Candidates::Rows(rows) => Box::new(rows.into_iter().map(|p| Ok(Some(p)))),
-        Candidates::Ids(ids) => Box::new(ids.into_iter().map(|id| partition_by_id(conn, id))),
+    let a = Attempt {
+        req,
+        opts: &opts,
+        lease_id: &lease_id,
+        lease_s,
+        now,
     };
-    for p in parts {
-        if remaining <= 0
-            || (req.max_partitions > 0 && out.claims.len() as i64 >= req.max_partitions)
-        {
-            break;
-        }
-        let Some(p) = p? else { continue };
-        let cur = match load_cursor(conn, p.id, &req.group)? {
-            Some(c) => c,
-            None => seed_cursor(conn, &p, &req.group, &req.seed)?,
-        };
-        if matches!(cur.lease_expires_at, Some(exp) if exp >= now) {
-            continue;
-        }
-        if opts.window_buffer > 0 && now - p.last_push_at < secs_us(opts.window_buffer) {
-            continue;
-        }
-        let start = (cur.committed + 1).max(p.log_start);
-        if start > p.last_offset {
-            continue;
-        }
-        let visible_before = now.saturating_sub(secs_us(opts.delayed_processing.max(0)));
-        let mut msgs = Vec::new();
-        let rows = take.query_map(params![p.id, start, remaining], |r| {
-            Ok(Popped {
-                id: r.get(0)?,
-                txn: r.get(1)?,
-                trace_id: r.get(2)?,
-                payload: r.get(3)?,
-                created_at: r.get(4)?,
-                offset: r.get(5)?,
-            })
-        })?;
-        for m in rows {
-            let m = m?;
-            if opts.delayed_processing > 0 && m.created_at > visible_before {
-                break;
+    let mut remaining = req.batch.max(1);
+    let full = |out: &PopOut, remaining: i64| {
+        remaining <= 0 || (req.max_partitions > 0 && out.claims.len() as i64 >= req.max_partitions)
+    };
+    match pinned {
+        Some(p) => {
+            if let Some(c) = claim_from(conn, &a, &p, remaining)? {
+                out.claims.push(c);
             }
-            msgs.push(m);
         }
-        let (Some(first), Some(last)) = (msgs.first(), msgs.last()) else {
-            continue;
-        };
-        let (first, last) = (first.offset, last.offset);
-        let attempt = if req.auto_ack {
-            1
-        } else if cur.claim_start == Some(first) {
-            cur.attempt + 1
-        } else {
-            1
-        };
-        if req.auto_ack {
-            conn.prepare_cached(
-                "UPDATE cursors SET committed = ?1, lease_id = NULL, lease_expires_at = NULL,
-                        batch_end = NULL, claim_start = NULL, attempt = 0
-                  WHERE partition_id = ?2 AND grp = ?3",
-            )?
-            .execute(params![last, p.id, req.group])?;
-        } else {
-            conn.prepare_cached(
-                "UPDATE cursors SET lease_id = ?1, lease_expires_at = ?2, batch_end = ?3,
-                        claim_start = ?4, attempt = ?5
-                  WHERE partition_id = ?6 AND grp = ?7",
-            )?
-            .execute(params![
-                lease_id,
-                now.saturating_add(secs_us(lease_s)),
-                last,
-                first,
-                attempt,
-                p.id,
-                req.group
-            ])?;
+        None if req.group == QUEUE_MODE => {
+            let mut after = None;
+            'pages: loop {
+                let rows = super::ready::page(conn, queue.id, now, after, READY_PAGE)?;
+                if rows.is_empty() {
+                    break;
+                }
+                for (at, pid) in rows {
+                    after = Some((at, pid));
+                    if full(&out, remaining) {
+                        break 'pages;
+                    }
+                    let Some(p) = partition_by_id(conn, pid)? else {
+                        continue;
+                    };
+                    match claim_from(conn, &a, &p, remaining)? {
+                        Some(c) => {
+                            remaining -= c.messages.len() as i64;
+                            out.claims.push(c);
+                        }
+                        // In line with nothing to take (a delay option holds it back, or
+                        // the row is stale): put it where it belongs.
+                        None => super::ready::refresh(conn, pid, now)?,
+                    }
+                }
+            }
         }
-        remaining -= msgs.len() as i64;
-        out.claims.push(Claim {
-            partition: p.name.clone(),
-            partition_id: p.uuid.clone(),
-            attempt,
-            messages: msgs,
-        });
+        None => {
+            // Consumer groups seed their cursors lazily, so the ready index (queue mode
+            // only) cannot answer for them: scan the queue's partitions.
+            for pid in candidates(conn, queue.id, &req.group, now)? {
+                if full(&out, remaining) {
+                    break;
+                }
+                let Some(p) = partition_by_id(conn, pid)? else {
+                    continue;
+                };
+                if let Some(c) = claim_from(conn, &a, &p, remaining)? {
+                    remaining -= c.messages.len() as i64;
+                    out.claims.push(c);
+                }
+            }
+        }
     }
     if req.auto_ack {
         out.lease_id = String::new();
     }
     Ok(out)
+}
+
+/// Claims up to `remaining` messages after the group's cursor in one partition, leasing the
+/// span (or committing it for an auto-ack pop). `None` when there is nothing to claim.
+fn claim_from(
+    conn: &Connection,
+    a: &Attempt<'_>,
+    p: &PartitionRow,
+    remaining: i64,
+) -> SResult<Option<Claim>> {
+    let (req, opts, now) = (a.req, a.opts, a.now);
+    let cur = match load_cursor(conn, p.id, &req.group)? {
+        Some(c) => c,
+        None => seed_cursor(conn, p, &req.group, &req.seed)?,
+    };
+    if matches!(cur.lease_expires_at, Some(exp) if exp >= now) {
+        return Ok(None);
+    }
+    if opts.window_buffer > 0 && now - p.last_push_at < secs_us(opts.window_buffer) {
+        return Ok(None);
+    }
+    let start = (cur.committed + 1).max(p.log_start);
+    if start > p.last_offset {
+        return Ok(None);
+    }
+    let visible_before = now.saturating_sub(secs_us(opts.delayed_processing.max(0)));
+    let mut take = conn.prepare_cached(
+        "SELECT id, txn, trace_id, payload, created_at, offset FROM messages
+          WHERE partition_id = ?1 AND offset >= ?2 ORDER BY offset LIMIT ?3",
+    )?;
+    let rows = take.query_map(params![p.id, start, remaining], |r| {
+        Ok(Popped {
+            id: r.get(0)?,
+            txn: r.get(1)?,
+            trace_id: r.get(2)?,
+            payload: r.get(3)?,
+            created_at: r.get(4)?,
+            offset: r.get(5)?,
+        })
+    })?;
+    let mut msgs = Vec::new();
+    for m in rows {
+        let m = m?;
+        if opts.delayed_processing > 0 && m.created_at > visible_before {
+            break;
+        }
+        msgs.push(m);
+    }
+    let (Some(first), Some(last)) = (msgs.first(), msgs.last()) else {
+        return Ok(None);
+    };
+    let (first, last) = (first.offset, last.offset);
+    let attempt = if req.auto_ack {
+        1
+    } else if cur.claim_start == Some(first) {
+        cur.attempt + 1
+    } else {
+        1
+    };
+    if req.auto_ack {
+        conn.prepare_cached(
+            "UPDATE cursors SET committed = ?1, lease_id = NULL, lease_expires_at = NULL,
+                    batch_end = NULL, claim_start = NULL, attempt = 0
+              WHERE partition_id = ?2 AND grp = ?3",
+        )?
+        .execute(params![last, p.id, req.group])?;
+    } else {
+        conn.prepare_cached(
+            "UPDATE cursors SET lease_id = ?1, lease_expires_at = ?2, batch_end = ?3,
+                    claim_start = ?4, attempt = ?5
+              WHERE partition_id = ?6 AND grp = ?7",
+        )?
+        .execute(params![
+            a.lease_id,
+            now.saturating_add(secs_us(a.lease_s)),
+            last,
+            first,
+            attempt,
+            p.id,
+            req.group
+        ])?;
+    }
+    if req.group == QUEUE_MODE {
+        super::ready::refresh(conn, p.id, now)?;
+    }
+    Ok(Some(Claim {
+        partition: p.name.clone(),
+        partition_id: p.uuid.clone(),
+        attempt,
+        messages: msgs,
+    }))
 }

@@ -232,6 +232,7 @@ pub fn delete_queue(conn: &Connection, name: &str) -> SResult<bool> {
         [q.id],
     )?;
     conn.execute("DELETE FROM dlq WHERE queue_id = ?1", [q.id])?;
+    conn.execute("DELETE FROM ready WHERE queue_id = ?1", [q.id])?;
     conn.execute("DELETE FROM partitions WHERE queue_id = ?1", [q.id])?;
     conn.execute("DELETE FROM queues WHERE id = ?1", [q.id])?;
     Ok(true)

@@ -5,7 +5,7 @@
 //! (partition, group), so a pop touches partition and cursor rows plus the few messages it
 //! hands out.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS queues (
@@ -52,6 +52,13 @@ CREATE TABLE IF NOT EXISTS cursors (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cursors_lease ON cursors (lease_id) WHERE lease_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS cursors_expiry ON cursors (lease_expires_at) WHERE lease_expires_at IS NOT NULL;
+-- Queue-mode partitions with messages past their cursor (store/ready.rs).
+CREATE TABLE IF NOT EXISTS ready (
+    queue_id     INTEGER NOT NULL,
+    ready_at     INTEGER NOT NULL,
+    partition_id INTEGER NOT NULL UNIQUE,
+    PRIMARY KEY (queue_id, ready_at, partition_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dlq (
     id           INTEGER PRIMARY KEY,
     queue_id     INTEGER NOT NULL,
@@ -100,5 +107,18 @@ INSERT OR IGNORE INTO meta (k, v) VALUES ('kv_version', 1000);
 "#;
 
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(SCHEMA)
+    conn.execute_batch(SCHEMA)?;
+    // A database written before the ready index existed gets it built once.
+    let built: Option<i64> = conn
+        .query_row("SELECT v FROM meta WHERE k = 'ready_index'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if built.is_none() {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        super::ready::rebuild(conn)?;
+        conn.execute("INSERT INTO meta (k, v) VALUES ('ready_index', 1)", [])?;
+        conn.execute_batch("COMMIT")?;
+    }
+    Ok(())
 }
