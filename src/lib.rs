@@ -16,5 +16,7 @@ pub mod sns;
 pub mod sqs;
 pub mod wire;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", target_env = "p2"))]
 mod component;
+#[cfg(all(target_arch = "wasm32", feature = "proxy-wasm"))]
+mod gateway;
