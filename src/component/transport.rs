@@ -67,10 +67,7 @@ impl WasiTransport {
         let body = outgoing
             .body()
             .map_err(|_| unreachable("request body unavailable".into()))?;
-        let options = RequestOptions::new();
-        let _ = options.set_connect_timeout(Some(5_000_000_000));
-        let _ = options.set_first_byte_timeout(Some(req.timeout_ms.saturating_mul(1_000_000)));
-        let future = outgoing_handler::handle(outgoing, Some(options))
+        let future = outgoing_handler::handle(outgoing, Some(request_options(req.timeout_ms)))
             .map_err(|e| unreachable(format!("{e:?}")))?;
         if let Some(bytes) = &req.body {
             let stream = body
@@ -85,6 +82,23 @@ impl WasiTransport {
         OutgoingBody::finish(body, None).map_err(|e| unreachable(format!("{e:?}")))?;
         Ok(future)
     }
+}
+
+/// Every time limit of a broker call is the call's own deadline (a long poll's is its wait
+/// plus a margin). Runtimes read these options differently: wasmtime and Spin bound the TCP
+/// connect by `connect-timeout` and the wait for the answer's head by `first-byte-timeout`,
+/// while jco's Node shim makes `connect-timeout` the socket's inactivity timeout until the
+/// head arrives. A short connect timeout therefore cut every long poll under jco short; the
+/// deadline is right under both readings. (Our own host connects with its own 5 s limit and
+/// reads only `first-byte-timeout`.) The cost: where a broker address swallows connection
+/// attempts, wasmtime and Spin give up after the deadline rather than after 5 s.
+fn request_options(deadline_ms: u64) -> RequestOptions {
+    let deadline_ns = Some(deadline_ms.saturating_mul(1_000_000));
+    let options = RequestOptions::new();
+    let _ = options.set_connect_timeout(deadline_ns);
+    let _ = options.set_first_byte_timeout(deadline_ns);
+    let _ = options.set_between_bytes_timeout(deadline_ns);
+    options
 }
 
 impl Transport for WasiTransport {
