@@ -86,7 +86,7 @@ func start(wasm, config []byte, clusters map[string]string, workers int) (*gatew
 	if err != nil {
 		return nil, err
 	}
-	log.Printf("gateway: module speaks %v, imports %v", abis, imports)
+	log.Printf("gateway: module speaks %v, %d imports", abis, len(imports))
 	module := &wazeroModule{cache: cache, wasm: wasm, abiNames: abis}
 	gw := &gateway{}
 	for i := 0; i < max(workers, 1); i++ {

@@ -150,7 +150,7 @@ func (v *vm) close(s *stream) {
 }
 
 func (v *vm) trapped(s *stream, err error) {
-	log.Printf("gateway %s: stream %d: %v", v.name, s.id, err)
+	log.Printf("gateway %s: stream %d: wasm trap: %v", v.name, s.id, err)
 	if !s.answered {
 		s.answered = true
 		s.resp <- localResponse{status: 500, body: []byte("wasm trap\n")}

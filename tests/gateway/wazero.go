@@ -270,7 +270,7 @@ func (w *wazeroInstance) Unlock()                  { w.mu.Unlock() }
 func (w *wazeroInstance) GetModule() common.WasmModule {
 	return w.module
 }
-func (w *wazeroInstance) HandleError(err error) { log.Printf("gateway: wasm: %v", err) }
+func (w *wazeroInstance) HandleError(err error) { log.Printf("gateway: wasm trap: %v", err) }
 
 // abiNames lists the module's proxy_abi_version_* exports (what ABI it speaks).
 func abiNames(rt wazero.Runtime, wasm []byte) ([]string, []string, error) {

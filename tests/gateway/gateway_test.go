@@ -1,0 +1,166 @@
+package main
+
+// What the real-client suites do not reach: how the plugin takes its configuration, the
+// refusals made before the core runs, an unknown cluster, and real randomness in every
+// VM. The module is the debug build the lane makes (QUEEN_SQS_GATEWAY_WASM); no broker is
+// needed, the cluster points at a closed port.
+//
+//	QUEEN_SQS_GATEWAY_WASM=target/wasm32-wasip1/debug/queen_sqs.wasm go test ./...
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+)
+
+func wasmBytes(t *testing.T) []byte {
+	t.Helper()
+	path := os.Getenv("QUEEN_SQS_GATEWAY_WASM")
+	if path == "" {
+		t.Fatal("set QUEEN_SQS_GATEWAY_WASM to the proxy-wasm build of queen-sqs")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A loopback port nothing listens on: broker calls to it fail at once.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+func config(t *testing.T, vars map[string]interface{}) []byte {
+	b, err := json.Marshal(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func validVars(broker string) map[string]interface{} {
+	return map[string]interface{}{
+		"QUEEN_URL":                    "http://" + broker,
+		"QUEEN_SQS_CREDENTIALS":        "test:test:token-token-token-token",
+		"QUEEN_SQS_HANDLE_SECRET":      "gateway-test-handle-secret-0123456789",
+		"QUEEN_SQS_DEFAULT_PARTITIONS": 4, // a number is taken as its text
+	}
+}
+
+func serve(t *testing.T, cfg []byte, clusters map[string]string, workers int) *httptest.Server {
+	t.Helper()
+	gw, err := start(wasmBytes(t), cfg, clusters, workers)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	gw.bufferLimit = 8 << 20
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t *testing.T, url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestConfigurationThatIsNotAnObjectIsRefused(t *testing.T) {
+	for _, cfg := range []string{`not json`, `["QUEEN_URL"]`, `{"QUEEN_URL": {"nested": 1}}`} {
+		if _, err := start(wasmBytes(t), []byte(cfg), nil, 1); err == nil {
+			t.Errorf("configuration %s was accepted", cfg)
+		}
+	}
+}
+
+func TestHealthReportsTheConfiguration(t *testing.T) {
+	broker := closedPort(t)
+	srv := serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 1)
+	if code, body := get(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(body, `"valid":true`) {
+		t.Errorf("valid configuration: /healthz %d %s", code, body)
+	}
+	vars := validVars(broker)
+	delete(vars, "QUEEN_SQS_HANDLE_SECRET")
+	bad := serve(t, config(t, vars), map[string]string{"queen": broker}, 1)
+	code, body := get(t, bad.URL+"/healthz")
+	if code != 503 || !strings.Contains(body, "QUEEN_SQS_HANDLE_SECRET") {
+		t.Errorf("no handle secret: /healthz %d %s", code, body)
+	}
+}
+
+func TestBrokerCallsGoToTheConfiguredCluster(t *testing.T) {
+	broker := closedPort(t)
+	vars := validVars(broker)
+	vars["QUEEN_SQS_UPSTREAM_CLUSTER"] = "elsewhere"
+	// The gateway knows no cluster "elsewhere": the call is refused, the broker unreachable.
+	srv := serve(t, config(t, vars), map[string]string{"queen": broker}, 1)
+	code, body := get(t, srv.URL+"/readyz")
+	if code != 503 || !strings.Contains(body, "elsewhere") {
+		t.Errorf("unknown cluster: /readyz %d %s", code, body)
+	}
+	// A cluster that exists but answers nothing: not ready either, from a failed call.
+	srv = serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 1)
+	if code, body := get(t, srv.URL+"/readyz"); code != 503 || !strings.Contains(body, "not ready") {
+		t.Errorf("closed broker port: /readyz %d %s", code, body)
+	}
+}
+
+func TestDeclaredOversizeBodyIsRefusedByThePlugin(t *testing.T) {
+	broker := closedPort(t)
+	srv := serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 1)
+	body := strings.Repeat("a", 2*1024*1024+1)
+	req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 413 || !strings.Contains(string(got), "RequestEntityTooLarge") {
+		t.Errorf("oversize body: %d %s", resp.StatusCode, got)
+	}
+}
+
+// Request ids come from random_get; wazero's default source is deterministic, which would
+// give every VM the same ids (and the same message ids) in the same order.
+func TestEachVMDrawsItsOwnRequestIds(t *testing.T) {
+	broker := closedPort(t)
+	srv := serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 2)
+	seen := map[string]bool{}
+	for i := 0; i < 4; i++ { // round robin: two requests per VM
+		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		id := resp.Header.Get("X-Amzn-Requestid")
+		if resp.StatusCode != 403 || id == "" { // MissingAuthenticationToken
+			t.Fatalf("unsigned request: %d, request id %q", resp.StatusCode, id)
+		}
+		if seen[id] {
+			t.Fatalf("request id %s drawn twice", id)
+		}
+		seen[id] = true
+	}
+}
