@@ -20,12 +20,15 @@
 #   5. `jco serve` (scripts/jco-lane.sh): the component on Node under jco (npm, pinned in
 #      tests/jco) over the embedded broker, tests/jco (20 s long polls) and the suites.
 #
+#   6. a proxy-wasm gateway (scripts/gateway-lane.sh): the proxy-wasm build (wasm32-wasip1)
+#      in MOSN's proxy-wasm-go-host on wazero (tests/gateway), its checks and the suites.
+#
 # Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES (default "embedded
-# engine cluster wasmtime jco") picks lanes.
+# engine cluster wasmtime jco gateway") picks lanes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster wasmtime jco}
+LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster wasmtime jco gateway}
 
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
@@ -156,6 +159,15 @@ if [[ " $LANES " == *" jco "* ]]; then
   failed=0
   scripts/jco-lane.sh || failed=1
   lane_done "jco serve" "$started" "$failed"
+fi
+
+# --- lane 6: the proxy-wasm build in a proxy-wasm host ------------------------------------
+if [[ " $LANES " == *" gateway "* ]]; then
+  lane_header "proxy-wasm gateway (MOSN proxy-wasm-go-host + wazero) over the embedded broker"
+  started=$SECONDS
+  failed=0
+  scripts/gateway-lane.sh || failed=1
+  lane_done "proxy-wasm gateway" "$started" "$failed"
 fi
 
 echo
