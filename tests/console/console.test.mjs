@@ -100,7 +100,9 @@ test("queues show their counts and dead-letter queue; topics their subscriptions
   const dlq = row(names.source).locator("td.dlq [data-dlq]");
   assert.equal(await dlq.getAttribute("data-dlq"), names.dlq);
   assert.match(await row(names.source).locator("td.dlq").textContent(), /after 3 receives/);
-  assert.equal(await cell(names.dlq, "dlq"), "");
+  // The DLQ names its source; durations read in their largest whole unit.
+  assert.equal(await row(names.dlq).locator("[data-dlq-source]").textContent(), names.source);
+  assert.equal(await row(names.source).locator("td.num").last().textContent(), "4 d");
   const sub = page.locator(`#topics tr[data-topic="${names.topic}"] li[data-endpoint="${names.source}"]`);
   assert.equal(await sub.textContent(), `sqs → ${names.source}`);
   // The dead-letter link selects the DLQ.

@@ -66,23 +66,44 @@ async function refresh() {
   if (selected) renderDetail();
 }
 
-function seconds(v) {
-  return v === undefined ? "" : `${v} s`;
+// 345600 -> "4 d", 30 -> "30 s": the largest whole unit.
+function duration(v) {
+  if (v === undefined) return "";
+  const n = Number(v);
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["min", 60]]) {
+    if (n >= size && n % size === 0) return `${n / size} ${unit}`;
+  }
+  return `${n} s`;
 }
 
-function dlqCell(attrs) {
+function redrive(attrs) {
+  try { return JSON.parse(attrs.RedrivePolicy || "{}"); } catch { return {}; }
+}
+
+// A queue link that selects the queue.
+function queueLink(name, attrs = {}) {
+  const link = el("button", name, { type: "button", class: "link", ...attrs });
+  link.addEventListener("click", () => select(name));
+  return link;
+}
+
+function dlqCell(attrs, sources) {
   const td = el("td", null, { class: "dlq" });
+  if (sources.length) {
+    // This queue is the dead-letter queue of others.
+    const from = el("span", "dead letters of ", { class: "muted dlq-sources" });
+    sources.forEach((s, i) => from.append(i ? ", " : "", queueLink(s, { "data-dlq-source": s })));
+    td.append(from);
+  }
   if (!attrs.RedrivePolicy) return td;
-  let policy = {};
-  try { policy = JSON.parse(attrs.RedrivePolicy); } catch { /* shown raw below */ }
+  const policy = redrive(attrs);
   const target = arnName(policy.deadLetterTargetArn);
   if (!target) {
     td.textContent = attrs.RedrivePolicy;
     return td;
   }
-  const link = el("button", target, { type: "button", class: "link", "data-dlq": target });
-  link.addEventListener("click", () => select(target));
-  td.append(link, el("span", ` after ${policy.maxReceiveCount} receives`, { class: "muted" }));
+  td.append(queueLink(target, { "data-dlq": target }),
+    el("span", ` after ${policy.maxReceiveCount} receives`, { class: "muted" }));
   return td;
 }
 
@@ -90,23 +111,26 @@ function renderQueues() {
   const body = $("queues").tBodies[0];
   body.replaceChildren();
   $("no-queues").hidden = queues.length > 0;
+  const sourcesOf = {};
+  for (const q of queues) {
+    const target = arnName(redrive(q.attributes).deadLetterTargetArn);
+    if (target) (sourcesOf[target] ||= []).push(q.name);
+  }
   for (const q of queues) {
     const a = q.attributes;
     const tr = el("tr", null, { "data-queue": q.name });
     if (q.name === selected) tr.className = "selected";
-    const name = el("button", q.name, { type: "button", class: "link queue-name" });
-    name.addEventListener("click", () => select(q.name));
     const nameCell = el("td");
-    nameCell.append(name);
+    nameCell.append(queueLink(q.name, { class: "link queue-name" }));
     tr.append(
       nameCell,
       el("td", a.FifoQueue === "true" ? "FIFO" : "Standard"),
       el("td", a.ApproximateNumberOfMessages, { class: "available num" }),
       el("td", a.ApproximateNumberOfMessagesNotVisible, { class: "in-flight num" }),
       el("td", a.ApproximateNumberOfMessagesDelayed, { class: "delayed num" }),
-      dlqCell(a),
-      el("td", seconds(a.VisibilityTimeout), { class: "num" }),
-      el("td", seconds(a.MessageRetentionPeriod), { class: "num" }),
+      dlqCell(a, sourcesOf[q.name] || []),
+      el("td", duration(a.VisibilityTimeout), { class: "num" }),
+      el("td", duration(a.MessageRetentionPeriod), { class: "num" }),
     );
     body.append(tr);
   }
@@ -124,9 +148,7 @@ function renderTopics(topics) {
       const target = s.protocol === "sqs" ? arnName(s.endpoint) : s.endpoint;
       const li = el("li", `${s.protocol} → `, { "data-endpoint": target });
       const known = s.protocol === "sqs" && queues.some((q) => q.name === target);
-      const link = el(known ? "button" : "span", target, known ? { type: "button", class: "link" } : {});
-      if (known) link.addEventListener("click", () => select(target));
-      li.append(link);
+      li.append(known ? queueLink(target) : el("span", target));
       subs.append(li);
     }
     const name = el("td", t.name, { title: t.arn });
