@@ -243,7 +243,8 @@ async fn send_batch_success_partial_failure_and_batch_errors() {
             "InvalidBatchEntryId",
         ),
         (
-            json!({"QueueUrl": url, "Entries": [{"Id": "a", "MessageBody": "x".repeat(1500)}, {"Id": "b", "MessageBody": "y".repeat(1500)}]}),
+            // The batch ceiling is AWS's 1 MiB in total, not the queue's MaximumMessageSize.
+            json!({"QueueUrl": url, "Entries": [{"Id": "a", "MessageBody": "x".repeat(600_000)}, {"Id": "b", "MessageBody": "y".repeat(600_000)}]}),
             "BatchRequestTooLong",
         ),
     ];

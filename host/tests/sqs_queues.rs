@@ -78,7 +78,14 @@ async fn create_answers_a_url_on_the_host_the_client_reached_and_configures_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_queue_is_declared_by_its_suffix_and_has_fifo_defaults() {
     let ep = Endpoint::start().await;
-    let url = ep.create_queue("jobs.fifo", json!({})).await;
+    // The suffix alone is a standard queue's name with a `.` in it, as on SQS.
+    let (status, ty) = ep
+        .sqs_err("CreateQueue", json!({"QueueName": "jobs.fifo"}))
+        .await;
+    assert_eq!((status, ty.as_str()), (400, "InvalidParameterValue"));
+    let url = ep
+        .create_queue("jobs.fifo", json!({"FifoQueue": "true"}))
+        .await;
     let a = attrs(&ep, &url, &["All"]).await;
     assert_eq!(a["FifoQueue"], "true");
     assert_eq!(a["ContentBasedDeduplication"], "false");
@@ -86,7 +93,7 @@ async fn a_fifo_queue_is_declared_by_its_suffix_and_has_fifo_defaults() {
     assert_eq!(a["FifoThroughputLimit"], "perQueue");
     assert_eq!(a["queen.dedupWindowSeconds"], "300");
     assert!(a.get("queen.partitions").is_none(), "{a:?}");
-    // Explicit FifoQueue=true names the same queue.
+    // A repeat names the same queue.
     let again = ep
         .create_queue("jobs.fifo", json!({"FifoQueue": "true"}))
         .await;
@@ -164,7 +171,10 @@ async fn what_get_queue_attributes_answers_create_queue_accepts_back() {
     assert_eq!(ep.create_queue("rt", Value::Object(all.clone())).await, url);
 
     let fifo = ep
-        .create_queue("rt.fifo", json!({"ContentBasedDeduplication": "true"}))
+        .create_queue(
+            "rt.fifo",
+            json!({"FifoQueue": "true", "ContentBasedDeduplication": "true"}),
+        )
         .await;
     let all = attrs(&ep, &fifo, &["All"]).await;
     assert_eq!(ep.create_queue("rt.fifo", Value::Object(all)).await, fifo);

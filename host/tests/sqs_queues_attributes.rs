@@ -194,7 +194,9 @@ async fn attribute_values_are_validated_like_sqs() {
         }
     }
     // FIFO-only attributes on a FIFO queue.
-    let fifo = ep.create_queue("v.fifo", json!({})).await;
+    let fifo = ep
+        .create_queue("v.fifo", json!({"FifoQueue": "true"}))
+        .await;
     for (name, value) in [
         ("DeduplicationScope", "group"),
         ("FifoThroughputLimit", "perGroup"),
@@ -215,7 +217,8 @@ async fn attribute_values_are_validated_like_sqs() {
     assert_eq!(
         ep.sqs_err(
             "CreateQueue",
-            json!({"QueueName": "w.fifo", "Attributes": {"queen.partitions": "4"}})
+            json!({"QueueName": "w.fifo",
+                "Attributes": {"FifoQueue": "true", "queen.partitions": "4"}})
         )
         .await,
         (400, "InvalidAttributeName".to_string())
@@ -329,7 +332,8 @@ async fn redrive_policies_are_checked_against_the_registry() {
     let ep = Endpoint::start().await;
     let src = ep.create_queue("src", json!({})).await;
     ep.create_queue("dlq", json!({})).await;
-    ep.create_queue("dlq.fifo", json!({})).await;
+    ep.create_queue("dlq.fifo", json!({"FifoQueue": "true"}))
+        .await;
     let policy = |target: &str, n: u32| {
         format!(
             "{{\"deadLetterTargetArn\":\"{}\",\"maxReceiveCount\":{n}}}",
@@ -378,14 +382,18 @@ async fn redrive_policies_are_checked_against_the_registry() {
     assert_eq!(
         ep.sqs_err(
             "CreateQueue",
-            json!({"QueueName": "f.fifo", "Attributes": {"RedrivePolicy": policy("dlq", 2)}})
+            json!({"QueueName": "f.fifo",
+                "Attributes": {"FifoQueue": "true", "RedrivePolicy": policy("dlq", 2)}})
         )
         .await,
         (400, "InvalidParameterValue".to_string()),
         "a FIFO queue with a standard dead-letter queue"
     );
-    ep.create_queue("f.fifo", json!({"RedrivePolicy": policy("dlq.fifo", 2)}))
-        .await;
+    ep.create_queue(
+        "f.fifo",
+        json!({"FifoQueue": "true", "RedrivePolicy": policy("dlq.fifo", 2)}),
+    )
+    .await;
 
     // A dead-letter queue that allows nobody, or only someone else.
     let strict = ep

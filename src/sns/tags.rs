@@ -21,7 +21,14 @@ pub const CAS_ATTEMPTS: usize = 8;
 
 /// Checks tag keys and values (not the count, which depends on what is already there).
 pub fn check(tags: &[(&str, &str)]) -> Result<(), ApiError> {
-    for (k, v) in tags {
+    for (i, (k, v)) in tags.iter().enumerate() {
+        // One key twice in one request: which value to keep would be a guess.
+        if tags[..i].iter().any(|(earlier, _)| earlier == k) {
+            return Err(invalid_because(
+                "Tags",
+                format!("Duplicate tag key {k} in the request"),
+            ));
+        }
         let n = k.chars().count();
         if n == 0 || n > MAX_KEY {
             return Err(invalid_because(

@@ -134,6 +134,17 @@ fn one_of(name: &str, value: &str, allowed: &[&str]) -> Result<String, ApiError>
     }
 }
 
+/// Whether a CreateQueue's attributes ask for a FIFO queue: `FifoQueue=true`. Checked
+/// before the name is judged by it: a value that is not a boolean is
+/// `InvalidAttributeValue`, and `false` is `InvalidAttributeName`, as SQS answers it.
+pub fn fifo_requested(supplied: &[(&str, &str)]) -> Result<bool, ApiError> {
+    match supplied.iter().find(|(k, _)| *k == "FifoQueue") {
+        None => Ok(false),
+        Some((name, value)) if boolean(name, value)? == "true" => Ok(true),
+        Some((name, _)) => Err(unknown(name)),
+    }
+}
+
 /// Validates the attributes of a CreateQueue (for a queue whose name says `fifo` or
 /// not) or a SetQueueAttributes, into canonical values.
 pub fn parse(
@@ -623,6 +634,21 @@ mod tests {
             )),
             ErrorCode::InvalidAttributeName
         );
+    }
+
+    #[test]
+    fn the_kind_is_the_fifo_queue_attribute() {
+        assert_eq!(fifo_requested(&[]), Ok(false));
+        assert_eq!(fifo_requested(&[("FifoQueue", "TRUE")]), Ok(true));
+        for (value, want) in [
+            ("false", ErrorCode::InvalidAttributeName),
+            ("maybe", ErrorCode::InvalidAttributeValue),
+        ] {
+            assert_eq!(
+                fifo_requested(&[("FifoQueue", value)]).unwrap_err().code,
+                want
+            );
+        }
     }
 
     #[test]

@@ -17,6 +17,12 @@ pub fn valid_queue_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// A name for a queue of this kind: a FIFO queue's ends `.fifo`, a standard queue's has
+/// no `.` at all (SQS decides the kind by the `FifoQueue` attribute, not by the name).
+pub fn valid_name_for(name: &str, fifo: bool) -> bool {
+    valid_queue_name(name) && is_fifo_name(name) == fifo
+}
+
 pub fn is_fifo_name(name: &str) -> bool {
     name.ends_with(".fifo")
 }
@@ -93,6 +99,8 @@ mod tests {
         assert!(!valid_queue_name("a.b"));
         assert!(!valid_queue_name(&"x".repeat(81)));
         assert!(valid_queue_name(&"x".repeat(80)));
+        assert!(valid_name_for("q.fifo", true) && valid_name_for("q", false));
+        assert!(!valid_name_for("q.fifo", false) && !valid_name_for("q", true));
     }
 
     #[test]

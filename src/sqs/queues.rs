@@ -28,11 +28,13 @@ pub async fn create_queue<T: Transport>(
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
     let name = input.str("QueueName")?;
-    let fifo = naming::is_fifo_name(name);
-    if !naming::valid_queue_name(name) {
+    let supplied = input.str_map("Attributes")?;
+    // The kind is the FifoQueue attribute's (absent: standard), and the name must agree:
+    // `q.fifo` without FifoQueue=true is a standard queue's name with a `.` in it.
+    let fifo = attributes::fifo_requested(&supplied)?;
+    if !naming::valid_name_for(name, fifo) {
         return Err(attributes::bad_queue_name(fifo));
     }
-    let supplied = input.str_map("Attributes")?;
     let changes = attributes::parse(ctx.cfg, name, fifo, Phase::Create, &supplied)?;
     let new_tags = tags::validate_new(&input.str_map("tags")?)?;
     let url = naming::queue_url(&ctx.base_url, ctx.cfg, name);

@@ -25,6 +25,12 @@ fn check_pair(key: &str, value: &str) -> Result<(), ApiError> {
             "Tag keys must be between 1 and 128 characters in length.",
         ));
     }
+    // AWS reserves the prefix for its own tags, in any casing.
+    if key.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("aws:")) {
+        return Err(bad(
+            "Tag keys beginning with aws: are reserved for AWS use.",
+        ));
+    }
     if value.chars().count() > MAX_VALUE_CHARS {
         return Err(bad(
             "Tag values must be between 0 and 256 characters in length.",

@@ -6,7 +6,7 @@ use crate::sns::arn::sha256_hex;
 use crate::sns::errors::{invalid, invalid_because};
 use crate::sns::input::Params;
 use crate::sns::records::TopicRecord;
-use crate::wire::ApiError;
+use crate::wire::{ApiError, ErrorCode};
 use serde_json::Value;
 
 /// SNS's payload ceiling: the message plus its attributes.
@@ -97,8 +97,9 @@ pub fn prepare(topic: &TopicRecord, p: &Params<'_>) -> Result<Entry, ApiError> {
         Some("json") => per_protocol(published)?,
         Some(_) => return Err(invalid("MessageStructure")),
     };
+    // SNS answers a bad message attribute `ParameterValueInvalid`, not `InvalidParameter`.
     let attrs = attrs_from_api(p.get("MessageAttributes").unwrap_or(&Value::Null))
-        .map_err(|m| invalid_because("MessageAttributes", m))?;
+        .map_err(|m| ApiError::new(ErrorCode::SnsInvalidParameterValue, m))?;
     for (name, a) in &attrs {
         if a.data_type == "String.Array" {
             let is_array = match &a.value {
@@ -108,8 +109,8 @@ pub fn prepare(topic: &TopicRecord, p: &Params<'_>) -> Result<Entry, ApiError> {
                 AttrData::Binary(_) => false,
             };
             if !is_array {
-                return Err(invalid_because(
-                    "MessageAttributes",
+                return Err(ApiError::new(
+                    ErrorCode::SnsInvalidParameterValue,
                     format!("The message attribute '{name}' of type 'String.Array' must be a JSON array"),
                 ));
             }
