@@ -62,8 +62,12 @@ func (v *vm) HttpCall(cluster string, headers common.HeaderMap, body common.IoBu
 	v.nextCall++
 	token := v.nextCall
 	owner := v.rootID
-	if v.current != nil {
-		owner = v.current.id
+	if s := v.current; s != nil {
+		owner = s.id
+		if s.calls == nil {
+			s.calls = map[int32]context.CancelFunc{}
+		}
+		s.calls[token] = cancel
 	}
 	go func() {
 		defer cancel()
@@ -100,6 +104,7 @@ func (v *vm) deliver(owner, token int32, a callAnswer) {
 		if !ok || s.deleted {
 			return
 		}
+		delete(s.calls, token)
 		v.current = s
 	}
 	v.callHeaders = a.headers

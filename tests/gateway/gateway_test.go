@@ -8,6 +8,7 @@ package main
 //	QUEEN_SQS_GATEWAY_WASM=target/wasm32-wasip1/debug/queen_sqs.wasm go test ./...
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func wasmBytes(t *testing.T) []byte {
@@ -162,5 +164,38 @@ func TestEachVMDrawsItsOwnRequestIds(t *testing.T) {
 			t.Fatalf("request id %s drawn twice", id)
 		}
 		seen[id] = true
+	}
+}
+
+// A client that leaves ends its stream, and the stream's broker calls with it (Envoy
+// cancels a destroyed context's calls): the broker sees the call go long before its
+// time limit (readiness allows the broker 2 s).
+func TestAClientThatLeavesCancelsItsBrokerCalls(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	gone := make(chan time.Time, 1)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			gone <- time.Now()
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	broker := strings.TrimPrefix(slow.URL, "http://")
+	srv := serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 1)
+	ctx, leave := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/readyz", nil)
+	go func() { _, _ = http.DefaultClient.Do(req) }()
+	<-arrived
+	left := time.Now()
+	leave()
+	select {
+	case at := <-gone:
+		if at.Sub(left) > time.Second {
+			t.Errorf("the broker call ended %v after the client left", at.Sub(left))
+		}
+	case <-time.After(4 * time.Second):
+		t.Error("the broker call outlived its client and its own time limit")
 	}
 }

@@ -6,6 +6,7 @@ package main
 // waiting for its broker call does not hold the VM.
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"net/http"
@@ -30,6 +31,8 @@ type stream struct {
 	resp     chan localResponse
 	answered bool
 	deleted  bool
+	// Its broker calls in flight, by token: cancelled when the stream ends, as Envoy does.
+	calls map[int32]context.CancelFunc
 }
 
 type vm struct {
@@ -140,6 +143,9 @@ func (v *vm) close(s *stream) {
 		return
 	}
 	s.deleted = true
+	for _, cancel := range s.calls {
+		cancel()
+	}
 	v.current = s
 	ex := v.abi.GetExports()
 	_, _ = ex.ProxyOnDone(s.id)
