@@ -148,6 +148,27 @@ test("create, send, receive and delete from the page", { skip: !endpoint }, asyn
   assert.equal((again.Messages || []).length, 0, "the deleted message is gone");
 });
 
+test("a FIFO queue from the page: created with .fifo, sent with a group, received, deleted", { skip: !endpoint }, async () => {
+  const name = `fifo-${run}`;
+  await page.fill("#new-queue-name", name);
+  await page.check("#new-queue-fifo");
+  await page.click("#create-form button[type=submit]");
+  await row(`${name}.fifo`).waitFor();
+  assert.equal(await row(`${name}.fifo`).locator("td").nth(1).textContent(), "FIFO");
+  assert.equal(await page.isVisible("#fifo-fields"), true);
+  await page.fill("#send-body", "first in line");
+  await page.fill("#send-group", "g1");
+  await page.click("#send-form button[type=submit]");
+  await eventually(() => cell(`${name}.fifo`, "available"), "1", "one FIFO message available");
+  await page.click("#receive");
+  const message = page.locator("#messages li.message");
+  await message.waitFor();
+  assert.equal(await message.locator("pre.body").textContent(), "first in line");
+  await message.locator("button.delete").click();
+  await eventually(() => cell(`${name}.fifo`, "in-flight"), "0", "nothing in flight");
+  assert.equal(await cell(`${name}.fifo`, "available"), "0");
+});
+
 test("the page logged no error (no script failure, no Content-Security-Policy violation)", { skip: !endpoint }, () => {
   assert.deepEqual(pageErrors, []);
 });
