@@ -81,7 +81,10 @@ pub async fn receive_message<T: Transport>(
         MAX_VISIBILITY_SECONDS,
         "Must be >= 0 and <= 43200, if provided.",
     )?;
-    let _ = input.opt_str("ReceiveRequestAttemptId")?;
+    // Accepted and not acted on (docs/divergences.md), but held to SQS's format.
+    if let Some(attempt) = input.opt_str("ReceiveRequestAttemptId")? {
+        super::send::check_id("ReceiveRequestAttemptId", attempt)?;
+    }
     let mut system_names = input.str_list("AttributeNames")?;
     system_names.extend(input.str_list("MessageSystemAttributeNames")?);
     let selection = SystemSelection::new(system_names);

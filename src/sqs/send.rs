@@ -373,9 +373,10 @@ fn attribute_error(msg: String) -> ApiError {
     ApiError::new(code, msg)
 }
 
-/// `MessageGroupId` / `MessageDeduplicationId`: 1..128 characters, alphanumerics and
-/// punctuation ``!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~`` (printable ASCII without space).
-fn check_id(name: &str, v: &str) -> Result<(), ApiError> {
+/// `MessageGroupId` / `MessageDeduplicationId` (and a receive's
+/// `ReceiveRequestAttemptId`): 1..128 characters, alphanumerics and punctuation
+/// ``!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~`` (printable ASCII without space).
+pub(crate) fn check_id(name: &str, v: &str) -> Result<(), ApiError> {
     if v.is_empty() {
         return Err(invalid(name));
     }

@@ -90,6 +90,7 @@ pub const RULES: &[Rule] = &[
     ok("SNS-PB-18", "Publish", r#"{"TopicArn":"{topic}","Message":"m","Subject":"{rep:s:100}"}"#, SUBJECT),
     err("SNS-PB-19", "Publish", r#"{"TopicArn":"{topic}","Message":"m","Subject":"line\nbreak"}"#, IP, 400, SUBJECT),
     err("SNS-PB-20", "Publish", r#"{"TopicArn":"{topic}","Message":"m","Subject":""}"#, IP, 400, SUBJECT),
+    err("SNS-PB-36", "Publish", r#"{"TopicArn":"{topic}","Message":"m","Subject":" leading space"}"#, IP, 400, SUBJECT),
     err("SNS-PB-21", "Publish", r#"{"TopicArn":"{topic}","Message":"m","Subject":"caf\u00e9"}"#, IP, 400, SUBJECT),
     // --- Publish: FIFO topics ---
     err("SNS-PB-22", "Publish", r#"{"TopicArn":"{ftopic}","Message":"m","MessageDeduplicationId":"d"}"#, IP, 400, FIFO),
@@ -137,6 +138,7 @@ pub const RULES: &[Rule] = &[
     err("SNS-SU-13", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"sqs","Endpoint":"{subq_arn}","Attributes":{"RawMessageDelivery":"true"}}"#, IP, 400, "choice: a repeat Subscribe with different attributes is InvalidParameter (docs/divergences.md, Settled)"),
     ok("SNS-SU-14", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"sqs","Endpoint":"{subq_arn}"}"#, "API_Subscribe: 'This action is idempotent' (same attributes)"),
     err("SNS-SU-15", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"sqs","Endpoint":"{fsubq_arn}"}"#, IP, 400, "contract: a standard topic refuses a FIFO queue"),
+    err("SNS-SU-17", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"sqs","Endpoint":"{subq_arn}","Attributes":{"FilterPolicy":"{\"a\":[\"{rep:x:262200}\"]}"}}"#, IP, 400, FILTER),
     err("SNS-SU-16", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"sqs","Endpoint":"{subq_arn}","Attributes":{"RedrivePolicy":"not json"}}"#, IP, 400, SATTR),
 
     // --- Subscription attributes, Unsubscribe, ConfirmSubscription, listings ---

@@ -23,6 +23,7 @@ const BATCH_ID: &str = "API_SendMessageBatchRequestEntry: Id ('up to 80 characte
 const BATCH_SIZE: &str = "API_SendMessageBatch: 'The maximum allowed individual message size and the maximum total payload size … are both 1 MiB'";
 const RECEIVE: &str =
     "API_ReceiveMessage: MaxNumberOfMessages 1-10, WaitTimeSeconds 0-20, VisibilityTimeout 0-43200";
+const ATTEMPT: &str = "API_ReceiveMessage: ReceiveRequestAttemptId ('The maximum length … is 128 characters … alphanumeric characters and punctuation')";
 const SELECT: &str = "API_ReceiveMessage: MessageAttributeNames ('All or .*', prefix 'bar.*'), MessageSystemAttributeNames";
 const HANDLE: &str =
     "botocore sqs: ReceiptHandleIsInvalid ('The specified receipt handle isn't valid')";
@@ -122,6 +123,9 @@ pub const RULES: &[Rule] = &[
     ok("SQS-RM-10", "ReceiveMessage", r#"{"QueueUrl":"{empty}","AttributeNames":["All"],"MessageSystemAttributeNames":["SentTimestamp","ApproximateReceiveCount","MessageGroupId"],"WaitTimeSeconds":0}"#, SELECT),
     err("SQS-RM-11", "ReceiveMessage", r#"{"QueueUrl":"{gone}"}"#, "QueueDoesNotExist", 400, UNKNOWN_Q),
     err("SQS-RM-12", "ReceiveMessage", r#"{}"#, "MissingParameter", 400, MISSING),
+    err("SQS-RM-13", "ReceiveMessage", r#"{"QueueUrl":"{empty}","ReceiveRequestAttemptId":"{rep:a:129}"}"#, "InvalidParameterValue", 400, ATTEMPT),
+    err("SQS-RM-14", "ReceiveMessage", r#"{"QueueUrl":"{empty}","ReceiveRequestAttemptId":"a b"}"#, "InvalidParameterValue", 400, ATTEMPT),
+    ok("SQS-RM-15", "ReceiveMessage", r##"{"QueueUrl":"{empty}","ReceiveRequestAttemptId":"{rep:a:120}!#~","WaitTimeSeconds":0}"##, ATTEMPT),
 
     // --- DeleteMessage / DeleteMessageBatch ---
     err("SQS-DM-01", "DeleteMessage", r#"{"QueueUrl":"{std}"}"#, "MissingParameter", 400, MISSING),

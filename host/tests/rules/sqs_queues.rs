@@ -87,6 +87,8 @@ pub const RULES: &[Rule] = &[
     err("SQS-GU-01", "GetQueueUrl", r#"{}"#, "MissingParameter", 400, MISSING),
     err("SQS-GU-02", "GetQueueUrl", r#"{"QueueName":"nosuchqueue"}"#, "QueueDoesNotExist", 400, UNKNOWN_Q),
     ok("SQS-GU-03", "GetQueueUrl", r#"{"QueueName":"std"}"#, "API_GetQueueUrl"),
+    err("SQS-GU-04", "GetQueueUrl", r#"{"QueueName":"std","QueueOwnerAWSAccountId":"123456789012"}"#, "QueueDoesNotExist", 400, "API_GetQueueUrl: QueueOwnerAWSAccountId (another account's queue is not served here)"),
+    err("SQS-GU-05", "GetQueueUrl", r#"{"QueueName":"a.b"}"#, "QueueDoesNotExist", 400, UNKNOWN_Q),
     err("SQS-DQ-01", "DeleteQueue", r#"{}"#, "MissingParameter", 400, MISSING),
     err("SQS-DQ-02", "DeleteQueue", r#"{"QueueUrl":"{gone}"}"#, "QueueDoesNotExist", 400, UNKNOWN_Q),
     err("SQS-DQ-03", "DeleteQueue", r#"{"QueueUrl":"{foreign}"}"#, "QueueDoesNotExist", 400, "contract: another account's URL is QueueDoesNotExist"),
