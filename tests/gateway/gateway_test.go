@@ -199,3 +199,26 @@ func TestAClientThatLeavesCancelsItsBrokerCalls(t *testing.T) {
 		t.Error("the broker call outlived its client and its own time limit")
 	}
 }
+
+// A chunked body declares no length: the filter counts what the gateway buffered, chunk by
+// chunk, and refuses past the endpoint's cap without waiting for the end.
+func TestChunkedOversizeBodyIsRefusedByThePlugin(t *testing.T) {
+	broker := closedPort(t)
+	srv := serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 1)
+	body := io.MultiReader(strings.NewReader(strings.Repeat("a", 2*1024*1024+1)))
+	req, _ := http.NewRequest("POST", srv.URL+"/", body)
+	if req.ContentLength != 0 {
+		t.Fatalf("a length is known (%d): the request would not be chunked", req.ContentLength)
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 413 || !strings.Contains(string(got), "RequestEntityTooLarge") {
+		t.Errorf("chunked oversize body: %d %s", resp.StatusCode, got)
+	}
+}

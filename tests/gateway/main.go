@@ -109,16 +109,9 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer v.post(func() { v.close(s) })
 	<-opened
 	// A filter that answered the head already (a declared oversize body) is not fed the body.
-	if hasBody && len(s.resp) == 0 {
-		body, err := io.ReadAll(io.LimitReader(r.Body, g.bufferLimit+1))
-		switch {
-		case err != nil:
-			return // the client went away mid-body: nothing to answer
-		case int64(len(body)) > g.bufferLimit:
-			http.Error(w, "request body over the gateway's buffer limit", http.StatusRequestEntityTooLarge)
-			return
-		}
-		v.post(func() { v.feed(s, body) })
+	if hasBody && len(s.resp) == 0 && !g.streamBody(v, s, r) {
+		http.Error(w, "request body over the gateway's buffer limit", http.StatusRequestEntityTooLarge)
+		return
 	}
 	select {
 	case resp := <-s.resp:
@@ -131,6 +124,30 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(resp.status)
 		_, _ = w.Write(resp.body)
 	case <-r.Context().Done():
+	}
+}
+
+// streamBody feeds the body as it arrives, in chunks of at most 64 KiB, each call seeing
+// the whole body buffered so far (as Envoy buffers for a filter that pauses); false when it
+// outgrew the buffer limit. A client that leaves mid-body is left to the context's end.
+func (g *gateway) streamBody(v *vm, s *stream, r *http.Request) bool {
+	var total int64
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := io.ReadFull(r.Body, chunk)
+		total += int64(n)
+		if total > g.bufferLimit {
+			return false
+		}
+		data := append([]byte(nil), chunk[:n]...)
+		end := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !end {
+			return true
+		}
+		v.post(func() { v.feed(s, data, end) })
+		if end {
+			return true
+		}
 	}
 }
 

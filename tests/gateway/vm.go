@@ -125,14 +125,21 @@ func (v *vm) open(s *stream, endOfStream bool) {
 	}
 }
 
-// feed hands the whole body to the stream, as one chunk ending the request.
-func (v *vm) feed(s *stream, body []byte) {
+// feed adds a chunk to the stream's buffered body and hands the filter the whole of it.
+func (v *vm) feed(s *stream, chunk []byte, end bool) {
 	if s.deleted || s.answered {
 		return
 	}
-	s.body = common.NewIoBufferBytes(body)
+	if s.body == nil {
+		s.body = common.NewIoBufferBytes(nil)
+	}
+	_, _ = s.body.Write(chunk)
 	v.current = s
-	if _, err := v.abi.GetExports().ProxyOnRequestBody(s.id, int32(len(body)), 1); err != nil {
+	eos := int32(0)
+	if end {
+		eos = 1
+	}
+	if _, err := v.abi.GetExports().ProxyOnRequestBody(s.id, int32(s.body.Len()), eos); err != nil {
 		v.trapped(s, err)
 	}
 }
