@@ -40,3 +40,12 @@ pub fn since(s: Snapshot) -> (f64, f64) {
     let now = snapshot();
     (now.client - s.client, now.host - s.host)
 }
+
+/// Resident memory of the host under test in MiB (VmRSS), when its pid is known.
+pub fn host_rss_mib() -> Option<f64> {
+    let pid = HOST_PID.get()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}

@@ -46,6 +46,8 @@ impl RunResult {
             "items": self.items, "calls": self.calls, "errors": self.errors, "empty_calls": self.empty_calls,
             "secs": self.secs, "rate": self.rate(),
             "p50_ms": self.pct_ms(50.0), "p99_ms": self.pct_ms(99.0),
+            // Read when the run is written down, right after it ended.
+            "host_rss_mib": crate::cpu::host_rss_mib(),
         })
     }
 }

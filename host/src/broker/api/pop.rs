@@ -176,11 +176,17 @@ async fn run(ctx: &Ctx, reqs: Vec<PopReq>, wait: bool, timeout_ms: i64) -> Reply
         }
         for r in &reqs {
             let req = r.clone();
-            match ctx
-                .store
-                .write(move |conn| claim(conn, &req, now_us()))
-                .await
-            {
+            let claimed = if req.auto_ack {
+                // An auto-ack pop moves the cursor: that must be kept.
+                ctx.store
+                    .write(move |conn| claim(conn, &req, now_us()))
+                    .await
+            } else {
+                ctx.store
+                    .write_lease(move |conn| claim(conn, &req, now_us()))
+                    .await
+            };
+            match claimed {
                 Ok(out) if !out.claims.is_empty() => return render(&out, &group),
                 Ok(_) => {}
                 Err(e) => return store_failed("pop", e),

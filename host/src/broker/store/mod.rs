@@ -60,8 +60,22 @@ type WriteJob = Box<dyn FnOnce(&Connection) -> Deliver + Send>;
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
 
 enum WriterMsg {
-    Job(WriteJob),
+    /// A job, and whether its commit must reach the disk before it is answered.
+    Job(WriteJob, Durability),
     Stop,
+}
+
+/// What a write needs from its commit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Durability {
+    /// On disk before the answer (synchronous=FULL): anything a caller was told is kept.
+    Synced,
+    /// Only a lease: if a power cut loses it, the messages it held are claimable again,
+    /// which is what an expired lease means anyway (at-least-once delivery). The next
+    /// synced commit flushes it too, since the WAL is one file written in order. A claim is
+    /// always followed by its synced ack or transaction, so this saves one flush per
+    /// receive without weakening what an answered write promises.
+    LeaseOnly,
 }
 
 struct Threads {
@@ -136,6 +150,23 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&Connection) -> SResult<R> + Send + 'static,
     {
+        self.write_with(Durability::Synced, f).await
+    }
+
+    /// [`Store::write`] for a job that only takes or renews leases (see [`Durability`]).
+    pub async fn write_lease<R, F>(&self, f: F) -> SResult<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> SResult<R> + Send + 'static,
+    {
+        self.write_with(Durability::LeaseOnly, f).await
+    }
+
+    async fn write_with<R, F>(&self, durability: Durability, f: F) -> SResult<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> SResult<R> + Send + 'static,
+    {
         let (tx, rx) = oneshot::channel::<SResult<R>>();
         let job: WriteJob = Box::new(move |conn: &Connection| {
             let out = run_in_savepoint(conn, f);
@@ -149,7 +180,7 @@ impl Store {
             }) as Deliver
         });
         self.writer
-            .send(WriterMsg::Job(job))
+            .send(WriterMsg::Job(job, durability))
             .map_err(|_| StoreError::Closed)?;
         rx.await.unwrap_or(Err(StoreError::Closed))
     }
@@ -207,17 +238,37 @@ fn run_in_savepoint<R>(conn: &Connection, f: impl FnOnce(&Connection) -> SResult
     r
 }
 
+/// Sets the connection's flush mode for the next commit, when it changes.
+fn sync_mode(conn: &Connection, current: &mut Durability, want: Durability) {
+    if *current == want {
+        return;
+    }
+    let mode = match want {
+        Durability::Synced => "FULL",
+        Durability::LeaseOnly => "NORMAL",
+    };
+    if conn.pragma_update(None, "synchronous", mode).is_ok() {
+        *current = want;
+    }
+}
+
 fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>) {
     let mut stopping = false;
+    let mut mode = Durability::Synced;
     while !stopping {
-        let first = match rx.recv() {
-            Ok(WriterMsg::Job(j)) => j,
+        let (first, mut durability) = match rx.recv() {
+            Ok(WriterMsg::Job(j, d)) => (j, d),
             Ok(WriterMsg::Stop) | Err(_) => break,
         };
         let mut batch = vec![first];
         while batch.len() < MAX_GROUP {
             match rx.try_recv() {
-                Ok(WriterMsg::Job(j)) => batch.push(j),
+                Ok(WriterMsg::Job(j, d)) => {
+                    if d == Durability::Synced {
+                        durability = Durability::Synced;
+                    }
+                    batch.push(j);
+                }
                 Ok(WriterMsg::Stop) => {
                     stopping = true;
                     break;
@@ -225,6 +276,7 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>) {
                 Err(_) => break,
             }
         }
+        sync_mode(&conn, &mut mode, durability);
         if conn.execute_batch("BEGIN IMMEDIATE").is_err() {
             for job in batch {
                 // Not inside a transaction: run nothing, answer failure.
@@ -242,7 +294,8 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>) {
         }
     }
     // Jobs that raced the stop message still get an answer (they are written).
-    while let Ok(WriterMsg::Job(j)) = rx.try_recv() {
+    sync_mode(&conn, &mut mode, Durability::Synced);
+    while let Ok(WriterMsg::Job(j, _)) = rx.try_recv() {
         if conn.execute_batch("BEGIN IMMEDIATE").is_ok() {
             let d = j(&conn);
             let ok = conn.execute_batch("COMMIT").is_ok();
