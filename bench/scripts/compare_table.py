@@ -63,5 +63,6 @@ for (scen, clients, metric) in keys:
         else:
             ratios.append("—")
     la = sorted(set(l.split()[0] for l in loads if l))
-    print(f"| {metric} x{clients} | " + " | ".join(cells) + " | " + " | ".join(ratios)
+    label = metric if f"x{clients}" in metric else f"{metric} x{clients}"
+    print(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios)
           + f" | {', '.join(la)} |")

@@ -85,6 +85,13 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
+    let flush = broker::store::Flush::from_env().map_err(|e| anyhow::anyhow!(e))?;
+    if flush == broker::store::Flush::Normal {
+        eprintln!(
+            "queen-sqs-host: {}=normal: the embedded broker's commits are not flushed one by one; a power cut can lose the last writes (a killed process cannot)",
+            broker::store::FLUSH_VAR
+        );
+    }
     if args.command == "broker" {
         let listen = args
             .listen

@@ -21,6 +21,7 @@ fn each_bad_variable_is_refused_with_one_line_naming_it() {
         ("QUEEN_SQS_HANDLE_SECRET", "short"),
         ("QUEEN_URL", "ftp://nowhere"),
         ("QUEEN_SQS_ACCOUNT_ID", "abc"),
+        ("QUEEN_SQS_BROKER_FLUSH", "sometimes"),
     ];
     for (name, value) in cases {
         let out = host()

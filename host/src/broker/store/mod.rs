@@ -95,6 +95,33 @@ pub fn db_path(data_dir: &Path) -> PathBuf {
     data_dir.join("queen.sqlite3")
 }
 
+/// `QUEEN_SQS_BROKER_FLUSH`: how the embedded broker's commits reach the disk.
+pub const FLUSH_VAR: &str = "QUEEN_SQS_BROKER_FLUSH";
+
+/// The flush policy: `full` (the default) flushes every answered write before its answer, so
+/// nothing acknowledged is lost to a power cut; `normal` flushes the WAL only at checkpoints:
+/// a killed process still loses nothing (the OS holds what was written), a power cut can
+/// lose the last moments of writes. A development endpoint may not need the difference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flush {
+    Full,
+    Normal,
+}
+
+impl Flush {
+    pub fn from_value(v: Option<&str>) -> Result<Flush, String> {
+        match v.map(str::trim) {
+            None | Some("") | Some("full") => Ok(Flush::Full),
+            Some("normal") => Ok(Flush::Normal),
+            Some(other) => Err(format!("{FLUSH_VAR} must be full or normal, not {other:?}")),
+        }
+    }
+
+    pub fn from_env() -> Result<Flush, String> {
+        Flush::from_value(std::env::var(FLUSH_VAR).ok().as_deref())
+    }
+}
+
 fn open(path: &Path, write: bool) -> SResult<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
@@ -115,11 +142,12 @@ fn open(path: &Path, write: bool) -> SResult<Connection> {
 impl Store {
     /// Opens (creating) the database and starts the writer and reader threads.
     pub fn open(path: &Path) -> SResult<Store> {
+        let flush = Flush::from_env().map_err(StoreError::Sql)?;
         let wconn = open(path, true)?;
         let (wtx, wrx) = mpsc::channel::<WriterMsg>();
         let writer = std::thread::Builder::new()
             .name("broker-writer".into())
-            .spawn(move || writer_loop(wconn, wrx))
+            .spawn(move || writer_loop(wconn, wrx, flush))
             .map_err(|e| StoreError::Sql(e.to_string()))?;
         let (rtx, rrx) = mpsc::channel::<Option<ReadJob>>();
         let rrx = Arc::new(Mutex::new(rrx));
@@ -252,9 +280,20 @@ fn sync_mode(conn: &Connection, current: &mut Durability, want: Durability) {
     }
 }
 
-fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>) {
+fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
     let mut stopping = false;
     let mut mode = Durability::Synced;
+    if flush == Flush::Normal {
+        // Every commit as a lease-only one; `sync_mode` below never asks for FULL again.
+        sync_mode(&conn, &mut mode, Durability::LeaseOnly);
+    }
+    let relaxed = |d: Durability| {
+        if flush == Flush::Normal {
+            Durability::LeaseOnly
+        } else {
+            d
+        }
+    };
     while !stopping {
         let (first, mut durability) = match rx.recv() {
             Ok(WriterMsg::Job(j, d)) => (j, d),
@@ -276,7 +315,7 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>) {
                 Err(_) => break,
             }
         }
-        sync_mode(&conn, &mut mode, durability);
+        sync_mode(&conn, &mut mode, relaxed(durability));
         if conn.execute_batch("BEGIN IMMEDIATE").is_err() {
             for job in batch {
                 // Not inside a transaction: run nothing, answer failure.
@@ -294,7 +333,7 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>) {
         }
     }
     // Jobs that raced the stop message still get an answer (they are written).
-    sync_mode(&conn, &mut mode, Durability::Synced);
+    sync_mode(&conn, &mut mode, relaxed(Durability::Synced));
     while let Ok(WriterMsg::Job(j, _)) = rx.try_recv() {
         if conn.execute_batch("BEGIN IMMEDIATE").is_ok() {
             let d = j(&conn);
@@ -324,3 +363,17 @@ fn reader_loop(conn: Connection, rx: Arc<Mutex<mpsc::Receiver<Option<ReadJob>>>>
 
 #[cfg(test)]
 mod ready_tests;
+
+#[cfg(test)]
+mod flush_tests {
+    use super::Flush;
+
+    #[test]
+    fn the_flush_policy_is_full_unless_normal_is_asked_for() {
+        assert_eq!(Flush::from_value(None), Ok(Flush::Full));
+        assert_eq!(Flush::from_value(Some(" full ")), Ok(Flush::Full));
+        assert_eq!(Flush::from_value(Some("normal")), Ok(Flush::Normal));
+        let e = Flush::from_value(Some("off")).expect_err("refused");
+        assert!(e.contains("QUEEN_SQS_BROKER_FLUSH"), "{e}");
+    }
+}
