@@ -1,50 +1,48 @@
 #!/usr/bin/env bash
-# The jco lane: the component served by `jco serve` (the Bytecode Alliance's JavaScript
-# component toolchain: it transpiles the component to JavaScript + core wasm and runs it on
-# Node with the preview2 shim) instead of our host, over the embedded broker run alone, and
-# the same real-client suites as scripts/compat.sh against it, plus tests/jco (20 s long
-# polls, a send during one):
+# The jco lane: the component run on Node by jco (the Bytecode Alliance's JavaScript
+# component toolchain: it transpiles the component to JavaScript + core wasm and runs it
+# with its preview2 shim) instead of our host, over the embedded broker run alone, with the
+# same real-client suites as scripts/compat.sh plus tests/jco (20 s long polls, a send
+# during one), once per way of serving:
 #
-#   queen-sqs-host broker ◀── QUEEN_URL ── jco serve --isolate-requests worker <queen_sqs.wasm>
-#      (SQLite, tmp dir)   (bearer token)       ▲
-#                                               └── boto3 + aws CLI (pytest), the Queen
-#                                                   client (pytest, broker direct),
-#                                                   @aws-sdk v3 and aws-sdk v2 (node --test)
+#   queen-sqs-host broker ◀── QUEEN_URL ── worker: jco serve --isolate-requests worker
+#      (SQLite, tmp dir)   (bearer token)   pool:   jco transpile + tests/jco/serve-pool.mjs
+#                                                ▲
+#                                                └── boto3 + aws CLI (pytest), the Queen
+#                                                    client (pytest, broker direct),
+#                                                    @aws-sdk v3 and aws-sdk v2 (node --test)
 #
-# jco is pinned in tests/jco/package.json (npm, installed into tests/jco/node_modules).
+# jco and its shim are pinned in tests/jco/package.json (npm, into tests/jco/node_modules).
 # `jco serve` without options runs every request on one component instance on Node's main
-# thread, and the shim makes the component's blocking waits real blocking waits: one request
-# at a time, so a send waits behind an open long poll. `--isolate-requests worker` serves
-# each request in a one-shot worker thread (its own fresh instance) from a prewarmed pool,
-# which answers requests side by side; this lane runs that mode (docs/deploy/jco.md).
+# thread, and the shim makes the component's waits blocking waits: one request at a time,
+# so a send waits behind an open long poll. `--isolate-requests worker` answers requests
+# side by side, each in a one-shot worker thread with a fresh instance (slow: a worker is
+# started per request). serve-pool.mjs keeps N long-lived workers that reuse their
+# instance. docs/deploy/jco.md has the modes, numbers and limits.
 #
-# Everything it starts it stops (trap; jco serve runs in its own session, since it spawns
-# the Node process that serves); loopback only, every port a free one. Exit status is
-# non-zero if anything failed; the last line is "N passed, M failed" over all suites.
+# Everything it starts it stops (trap; servers run in their own session, since jco serve
+# spawns the Node process that serves); loopback only, every port a free one. Exit status
+# is non-zero if anything failed; the last line is "N passed, M failed" over all suites.
 #
 # Knobs (environment):
 #   QUEEN_SQS_HOST_BIN     a prebuilt queen-sqs-host (default: the debug build)
 #   QUEEN_SQS_COMPONENT    a prebuilt component (default: the debug queen_sqs.wasm)
+#   QUEEN_JCO_MODES        ways of serving, space-separated, each running the suites
+#                          (default "worker pool"): worker, pool, instance (jco serve
+#                          --isolate-requests instance) or none (plain jco serve); the last
+#                          two answer one request at a time, and the send-during-a-poll
+#                          tests fail under them (that is what those tests check)
 #   QUEEN_JCO_SUITES       which suites, space-separated (default "jco python node")
-#   QUEEN_JCO_POOL         jco's prewarmed request workers (default 8)
-#   QUEEN_JCO_ISOLATE      worker (default), instance or none (jco's default: one instance):
-#                          the other two serve one request at a time, and the send-during-a-
-#                          poll test of tests/jco fails under them (that is what it checks)
+#   QUEEN_JCO_POOL         workers of the worker and pool modes (default 8)
 #   QUEEN_JCO_PYTEST_ARGS  extra pytest arguments for the python suite (e.g. -k / --deselect)
 #   QUEEN_JCO_KEEP=1       keep the scratch directory (logs) even when all passed
 set -euo pipefail
 cd "$(dirname "$0")/.."
+MODES=${QUEEN_JCO_MODES:-worker pool}
 SUITES=${QUEEN_JCO_SUITES:-jco python node}
 POOL=${QUEEN_JCO_POOL:-8}
-ISOLATE=${QUEEN_JCO_ISOLATE:-worker}
-case "$ISOLATE" in
-  worker) MODE=(--isolate-requests worker --isolate-worker-pool-size "$POOL") ;;
-  instance) MODE=(--isolate-requests instance) ;;
-  none) MODE=() ;;
-  *) echo "QUEEN_JCO_ISOLATE: worker, instance or none" >&2; exit 2 ;;
-esac
 LANE_NAME=jco
-LANE_TITLE="the component under \`jco serve ${MODE[*]}\`, embedded broker alone"
+LANE_TITLE="the component on Node under jco ($MODES), embedded broker alone"
 LANE_KEEP=${QUEEN_JCO_KEEP:-0}
 # shellcheck source=lib/suites.sh
 . scripts/lib/suites.sh
@@ -61,34 +59,53 @@ fi
 echo "== jco $(node "$JCO" --version) on Node $(node --version)"
 lane_build_component
 lane_build_host
-
-# --- the broker and jco serve ----------------------------------------------------------------
 lane_start_broker
-P_SERVE=$(lane_free_ports 1)
 HANDLE_SECRET="jco-lane-handle-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-echo "== jco serve ${MODE[*]} on 127.0.0.1:$P_SERVE -> $BROKER_URL"
-# The shim hands the component Node's environment as wasi:cli/environment: only what the
-# component is meant to read. setsid: jco spawns the serving Node process as its child, and
-# the whole session is stopped at the end.
-env -i PATH="$PATH" HOME="${HOME:-/tmp}" \
-  QUEEN_URL="$BROKER_URL" \
-  QUEEN_SQS_HANDLE_SECRET="$HANDLE_SECRET" \
-  QUEEN_SQS_CREDENTIALS="test:test:$BROKER_TOKEN" \
-  setsid node "$JCO" serve --host 127.0.0.1 --port "$P_SERVE" \
-  "${MODE[@]}" \
-  --jco-dir "$DIR/transpiled" "$COMPONENT" >"$DIR/serve.log" 2>&1 &
-PID_SERVE=$!
-lane_track_pid "-$PID_SERVE"
-ENDPOINT="http://127.0.0.1:$P_SERVE"
-wait_http "$ENDPOINT/healthz" 180 "$PID_SERVE"
-wait_http "$ENDPOINT/readyz" 30 "$PID_SERVE"
-echo "== endpoint up after $((SECONDS - LANE_STARTED)) s"
 
-# --- the suites --------------------------------------------------------------------------------
-lane_client_env "$ENDPOINT"
-if [[ " $SUITES " == *" jco "* ]]; then
-  run_suite "jco (20 s long polls)" pytest 120 \
-    "$PY" -m pytest -q -rfE -p no:cacheprovider tests/jco
-fi
-lane_standard_suites "$SUITES" "${QUEEN_JCO_PYTEST_ARGS:-}"
-lane_finish "$PID_SERVE"
+# Starts the component served one way; sets PID_SERVE and ENDPOINT. The shim hands the
+# component Node's environment as wasi:cli/environment: only what the component reads.
+start_server() { # mode
+  local mode=$1 port out="$DIR/$1"
+  local env=(env -i PATH="$PATH" HOME="${HOME:-/tmp}" QUEEN_URL="$BROKER_URL"
+    QUEEN_SQS_HANDLE_SECRET="$HANDLE_SECRET" QUEEN_SQS_CREDENTIALS="test:test:$BROKER_TOKEN")
+  local serve=(node "$JCO" serve --host 127.0.0.1 --jco-dir "$out")
+  port=$(lane_free_ports 1)
+  echo
+  echo "== mode $mode on 127.0.0.1:$port -> $BROKER_URL"
+  case $mode in
+    worker) serve+=(--isolate-requests worker --isolate-worker-pool-size "$POOL") ;;
+    instance) serve+=(--isolate-requests instance) ;;
+    none) ;;
+    pool)
+      node "$JCO" transpile "$COMPONENT" -o "$out" --name queen_sqs \
+        --instantiation sync --no-typescript --quiet
+      echo '{"type":"module"}' >"$out/package.json"
+      serve=(node tests/jco/serve-pool.mjs "$out" queen_sqs 127.0.0.1 "$port" "$POOL") ;;
+    *) echo "unknown mode $mode (worker, pool, instance, none)" >&2; exit 2 ;;
+  esac
+  [ "$mode" = pool ] || serve+=(--port "$port" "$COMPONENT")
+  echo "   ${serve[*]}"
+  "${env[@]}" setsid "${serve[@]}" >"$DIR/serve-$mode.log" 2>&1 &
+  PID_SERVE=$!
+  lane_track_pid "-$PID_SERVE"
+  ENDPOINT="http://127.0.0.1:$port"
+  wait_http "$ENDPOINT/healthz" 180 "$PID_SERVE"
+  wait_http "$ENDPOINT/readyz" 30 "$PID_SERVE"
+}
+
+for mode in $MODES; do
+  start_server "$mode"
+  lane_client_env "$ENDPOINT"
+  if [[ " $SUITES " == *" jco "* ]]; then
+    run_suite "$mode: jco (20 s long polls)" pytest 120 \
+      "$PY" -m pytest -q -rfE -p no:cacheprovider tests/jco
+  fi
+  lane_standard_suites "$SUITES" "${QUEEN_JCO_PYTEST_ARGS:-}" "" "$mode: "
+  if ! kill -0 "$PID_SERVE" 2>/dev/null; then
+    echo "!! mode $mode: the server exited during the run"
+    lane_failed=1
+  fi
+  kill -- "-$PID_SERVE" 2>/dev/null || true
+  wait "$PID_SERVE" 2>/dev/null || true
+done
+lane_finish

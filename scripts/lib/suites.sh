@@ -162,7 +162,7 @@ lane_client_env() {
 run_suite() { # name, kind (pytest|node), time limit, command...
   local name=$1 kind=$2 limit=$3
   shift 3
-  local out="$DIR/suite-${name%% *}.out" started=$SECONDS rc=0 pass=0 fail=0
+  local out="$DIR/suite-${name//[^A-Za-z0-9]/-}.out" started=$SECONDS rc=0 pass=0 fail=0
   echo
   echo "== suite $name (limit ${limit}s): $*"
   # In the background and waited for, so a SIGTERM/SIGINT to the lane is acted on at once
@@ -199,20 +199,20 @@ run_suite() { # name, kind (pytest|node), time limit, command...
 
 # The suites of scripts/compat.sh: "python" (boto3, aws CLI, the Queen client; extra pytest
 # arguments in $2, word-split) and "node" (@aws-sdk v3, aws-sdk v2; extra `node --test`
-# arguments in $3, word-split).
+# arguments in $3, word-split); $4 prefixes the suites' names (a lane running them twice).
 lane_standard_suites() {
-  local suites=$1
+  local suites=$1 prefix=${4:-}
   # shellcheck disable=SC2206
   local extra=(${2:-})
   if [[ " $suites " == *" python "* ]]; then
-    run_suite "python (boto3, aws CLI, Queen client)" pytest 600 \
+    run_suite "${prefix}python (boto3, aws CLI, Queen client)" pytest 600 \
       "$PY" -m pytest -q -rfE -p no:cacheprovider tests/compat/python tests/compat/queen_client "${extra[@]}"
   fi
   if [[ " $suites " == *" node "* ]]; then
     lane_node_clients
     # shellcheck disable=SC2206
     local node_extra=(${3:-})
-    run_suite "node (@aws-sdk v3, aws-sdk v2)" node 600 \
+    run_suite "${prefix}node (@aws-sdk v3, aws-sdk v2)" node 600 \
       bash -c 'cd tests/compat/node && exec node --test --test-concurrency=1 "$@" ./*.test.mjs' node "${node_extra[@]}"
   fi
 }

