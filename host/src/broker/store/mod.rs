@@ -222,9 +222,9 @@ impl Store {
         let (tx, rx) = oneshot::channel::<SResult<R>>();
         let job: ReadJob = Box::new(move |conn: &Connection| {
             let out = (|| {
-                conn.execute_batch("BEGIN")?;
+                exec_cached(conn, "BEGIN")?;
                 let r = catch_unwind(AssertUnwindSafe(|| f(conn)));
-                let _ = conn.execute_batch("COMMIT");
+                let _ = exec_cached(conn, "COMMIT");
                 r.unwrap_or_else(|_| Err(StoreError::Sql("read job panicked".into())))
             })();
             let _ = tx.send(out);
@@ -254,12 +254,19 @@ impl Store {
     }
 }
 
+/// Runs a statement kept in the connection's cache: the transaction-control statements run
+/// for every job, and parsing them afresh each time showed in profiles of the writer.
+pub(crate) fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
 fn run_in_savepoint<R>(conn: &Connection, f: impl FnOnce(&Connection) -> SResult<R>) -> SResult<R> {
-    conn.execute_batch("SAVEPOINT job")?;
+    exec_cached(conn, "SAVEPOINT job")?;
     let r = catch_unwind(AssertUnwindSafe(|| f(conn)))
         .unwrap_or_else(|_| Err(StoreError::Sql("write job panicked".into())));
     if r.is_ok() {
-        conn.execute_batch("RELEASE job")?;
+        exec_cached(conn, "RELEASE job")?;
     } else {
         conn.execute_batch("ROLLBACK TO job; RELEASE job")?;
     }
@@ -316,7 +323,7 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
             }
         }
         sync_mode(&conn, &mut mode, relaxed(durability));
-        if conn.execute_batch("BEGIN IMMEDIATE").is_err() {
+        if exec_cached(&conn, "BEGIN IMMEDIATE").is_err() {
             for job in batch {
                 // Not inside a transaction: run nothing, answer failure.
                 drop(job);
@@ -324,7 +331,7 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
             continue;
         }
         let delivers: Vec<Deliver> = batch.into_iter().map(|job| job(&conn)).collect();
-        let committed = conn.execute_batch("COMMIT").is_ok();
+        let committed = exec_cached(&conn, "COMMIT").is_ok();
         if !committed {
             let _ = conn.execute_batch("ROLLBACK");
         }

@@ -82,7 +82,7 @@ fn lease_for(conn: &Connection, req: &TxnReq, a: &AckItem) -> SResult<Option<Str
 
 pub fn run(conn: &Connection, req: &TxnReq, now: i64) -> SResult<TxnOut> {
     let id = uuid_v7();
-    conn.execute_batch("SAVEPOINT txn")?;
+    super::exec_cached(conn, "SAVEPOINT txn")?;
     let flat_ops: usize = req
         .ops
         .iter()
@@ -206,7 +206,7 @@ pub fn run(conn: &Connection, req: &TxnReq, now: i64) -> SResult<TxnOut> {
         }
         results.push(Value::Object(out));
     }
-    conn.execute_batch("RELEASE txn")?;
+    super::exec_cached(conn, "RELEASE txn")?;
     Ok(TxnOut {
         body: json!({"transactionId": id, "success": true, "results": results}),
         woken,
