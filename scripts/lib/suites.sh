@@ -194,7 +194,7 @@ run_suite() { # name, kind (pytest|node), time limit, command...
   total_fail=$((total_fail + fail))
   local verdict=passed
   [ "$rc" = 0 ] && [ "$fail" = 0 ] || { verdict=FAILED; lane_failed=1; }
-  results+=("$(printf '%-40s %-7s %4d passed %3d failed  %4ds' "$name" "$verdict" "$pass" "$fail" $((SECONDS - started)))")
+  results+=("$(printf '%-48s %-7s %4d passed %3d failed  %4ds' "$name" "$verdict" "$pass" "$fail" $((SECONDS - started)))")
 }
 
 # The suites of scripts/compat.sh: "python" (boto3, aws CLI, the Queen client; extra pytest
