@@ -24,11 +24,11 @@ for spec in "$@"; do
   echo
   echo "writer thread, top symbols (share of all samples):"
   perf report -i "$d/perf.data" --no-children --comm broker-writer --sort sym -g none 2>/dev/null \
-    | grep -v '^#' | grep -v '^$' | head -12
+    | grep -v "^#" | grep -v "^$" | head -12 || true
   echo
   echo "by thread and object:"
   perf report -i "$d/perf.data" --no-children --sort comm,dso -g none 2>/dev/null \
-    | grep -v '^#' | grep -v '^$' | head -8
+    | grep -v "^#" | grep -v "^$" | head -8 || true
   echo
   kill "$pid"; wait "$pid" 2>/dev/null || true
   rm -rf "$d"
