@@ -87,7 +87,7 @@ done
   echo
   echo "boto3, $N sequential SendMessage after one warm-up, $RUNS interleaved runs, release builds, one"
   echo "embedded broker run alone (\`queen-sqs-host broker\`) behind all but \`host\`. Load averages"
-  echo "during the runs: $(printf '%s\n' "${loads[@]}" | sort -n | sed -n '1p;$p' | paste -sd'–')."
+  echo "during the runs (lowest, highest): $(printf '%s\n' "${loads[@]}" | sort -n | sed -n '1p;$p' | paste -sd' ')."
   echo
   echo "| runtime | msg/s, median (runs) | relative to our host |"
   echo "|---|---|---|"
