@@ -57,7 +57,7 @@ impl Queen {
     }
 
     /// Pushes SQS-envelope payloads (`{"b": body}`, what SendMessage stores) spread over
-    /// lanes `0..lanes`, `first..first+count`, in one call.
+    /// lanes `0..lanes` in turn, `first..first+count`, in one call.
     pub async fn push_envelopes(
         &self,
         queue: &str,
@@ -65,9 +65,20 @@ impl Queen {
         first: u64,
         count: u64,
     ) -> Result<u64> {
+        self.push_items(queue, first, count, |n| n % lanes).await
+    }
+
+    /// Pushes `count` envelopes, item `n` to the lane `lane(n)`; checks every item was answered.
+    async fn push_items(
+        &self,
+        queue: &str,
+        first: u64,
+        count: u64,
+        lane: impl Fn(u64) -> u64,
+    ) -> Result<u64> {
         let items: Vec<Value> = (first..first + count)
             .map(|n| {
-                json!({"queue": queue, "partition": (n % lanes).to_string(),
+                json!({"queue": queue, "partition": lane(n).to_string(),
                        "payload": {"b": crate::sdk::body(n)}})
             })
             .collect();
@@ -78,7 +89,7 @@ impl Queen {
                 Some(json!({ "items": items }).to_string()),
             )
             .await?;
-        ensure!(s == 201 || s == 200, "push answered {s}");
+        ensure!(s == 201 || s == 200, "push answered {s}: {v}");
         let n = v.as_array().map(|a| a.len()).unwrap_or(0) as u64;
         ensure!(n == count, "push of {count} answered {n} results");
         Ok(n)
@@ -154,7 +165,7 @@ pub struct ClaimedBatch {
 }
 
 impl Queen {
-    /// Pushes `count` small payloads spread at random over lanes `0..lanes` (the lane is a
+    /// Pushes `count` payloads spread pseudo-randomly over lanes `0..lanes` (the lane is a
     /// hash of the item number, so every caller spreads the same way).
     pub async fn push_spread(
         &self,
@@ -163,22 +174,10 @@ impl Queen {
         first: u64,
         count: u64,
     ) -> Result<u64> {
-        let items: Vec<Value> = (first..first + count)
-            .map(|n| {
-                let lane = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) % lanes;
-                json!({"queue": queue, "partition": lane.to_string(),
-                       "payload": {"b": crate::sdk::body(n)}})
-            })
-            .collect();
-        let (s, v) = self
-            .call(
-                "POST",
-                "/api/v1/push",
-                Some(json!({ "items": items }).to_string()),
-            )
-            .await?;
-        ensure!(s == 201 || s == 200, "push answered {s}: {v}");
-        Ok(count)
+        self.push_items(queue, first, count, |n| {
+            n.wrapping_mul(0x9E37_79B9_7F4A_7C15) % lanes
+        })
+        .await
     }
 
     /// Wildcard pop of up to `batch` messages from up to `batch` partitions, no wait.
