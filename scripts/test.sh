@@ -136,41 +136,23 @@ if [[ " $LANES " == *" engine "* ]]; then
   lane_done "Queen engine" "$started" "$failed"
 fi
 
-# --- lane 3: two replicas over a two-node engine cluster ---------------------------------
-if [[ " $LANES " == *" cluster "* ]]; then
-  lane_header "cluster: 2 replicas over 2 Queen engine nodes (mesh)"
-  started=$SECONDS
-  failed=0
-  scripts/cluster-lane.sh || failed=1
-  lane_done "cluster" "$started" "$failed"
-fi
-
-# --- lane 4: the component under the official wasmtime CLI ------------------------------
-if [[ " $LANES " == *" wasmtime "* ]]; then
-  lane_header "wasmtime serve (the official CLI) over the embedded broker"
-  started=$SECONDS
-  failed=0
-  scripts/wasmtime-lane.sh || failed=1
-  lane_done "wasmtime serve" "$started" "$failed"
-fi
-
-# --- lane 5: the component on Node under jco serve ----------------------------------------
-if [[ " $LANES " == *" jco "* ]]; then
-  lane_header "jco serve (Node) over the embedded broker"
-  started=$SECONDS
-  failed=0
-  scripts/jco-lane.sh || failed=1
-  lane_done "jco serve" "$started" "$failed"
-fi
-
-# --- lane 6: the proxy-wasm build in a proxy-wasm host ------------------------------------
-if [[ " $LANES " == *" gateway "* ]]; then
-  lane_header "proxy-wasm gateway (MOSN proxy-wasm-go-host + wazero) over the embedded broker"
-  started=$SECONDS
-  failed=0
-  scripts/gateway-lane.sh || failed=1
-  lane_done "proxy-wasm gateway" "$started" "$failed"
-fi
+# --- lanes 3 to 6: each one script ------------------------------------------------------
+script_lane() { # lane key, header, summary name, script
+  [[ " $LANES " == *" $1 "* ]] || return 0
+  lane_header "$2"
+  local started=$SECONDS failed=0
+  "$4" || failed=1
+  lane_done "$3" "$started" "$failed"
+}
+# 3. two replicas over a two-node engine cluster
+script_lane cluster "cluster: 2 replicas over 2 Queen engine nodes (mesh)" cluster scripts/cluster-lane.sh
+# 4. the component under the official wasmtime CLI
+script_lane wasmtime "wasmtime serve (the official CLI) over the embedded broker" "wasmtime serve" scripts/wasmtime-lane.sh
+# 5. the component on Node under jco
+script_lane jco "jco serve (Node) over the embedded broker" "jco serve" scripts/jco-lane.sh
+# 6. the proxy-wasm build in a proxy-wasm host
+script_lane gateway "proxy-wasm gateway (MOSN proxy-wasm-go-host + wazero) over the embedded broker" \
+  "proxy-wasm gateway" scripts/gateway-lane.sh
 
 echo
 echo "== summary"
