@@ -2,7 +2,7 @@
 //! pruning. Each loop stops when the broker closes.
 
 use super::api::Ctx;
-use super::store::{kv, retention, timers};
+use super::store::{kv, reclaim, retention, timers};
 use super::time::now_us;
 use std::sync::Arc;
 use std::time::Duration;
@@ -105,12 +105,20 @@ async fn retention_loop(ctx: Arc<Ctx>) {
             .write(move |conn| {
                 let now = now_us();
                 let (_, next) = retention::sweep_from(conn, now, 10_000, from, RETENTION_PARTS)?;
+                reclaim::expire(conn, now, 10_000)?;
                 kv::prune(conn, now)?;
-                Ok(next)
+                let released = reclaim::vacuum_step(conn)?;
+                Ok((next, released))
             })
             .await;
         match res {
-            Ok(next) => from = next,
+            Ok((next, released)) => {
+                from = next;
+                if released > 0 {
+                    // The file shrinks when the WAL holding its new size is copied back.
+                    let _ = ctx.store.checkpoint().await;
+                }
+            }
             Err(super::store::StoreError::Closed) => return,
             Err(_) => {}
         }

@@ -4,6 +4,7 @@ use super::reply::{store_failed, Reply};
 use super::{opt_str, parse_body, Ctx};
 use crate::broker::store::ack::{self, AckItem, AckResult, AckStatus};
 use crate::broker::store::queues::QUEUE_MODE;
+use crate::broker::store::reclaim;
 use crate::broker::time::{iso_us, now_us};
 use serde_json::{json, Value};
 
@@ -29,7 +30,12 @@ async fn run(ctx: &Ctx, items: Vec<AckItem>) -> Reply {
     let txns: Vec<String> = items.iter().map(|i| i.txn.clone()).collect();
     let res = ctx
         .store
-        .write(move |conn| ack::ack(conn, &items, now_us()))
+        .write(move |conn| {
+            let now = now_us();
+            let out = ack::ack(conn, &items, now)?;
+            reclaim::after_acks(conn, items.iter().map(|i| i.partition_id.as_str()), now)?;
+            Ok(out)
+        })
         .await;
     let (results, woken) = match res {
         Ok(r) => r,

@@ -206,7 +206,7 @@ fn ack_group(
                 let b: Option<i64> = below
                     .query_row(params![part.id, txn, cur.committed], |r| r.get(0))
                     .optional()?;
-                if b.is_some() {
+                if b.is_some() || super::reclaim::spent_below(conn, part.id, txn, cur.committed)? {
                     Where::Below
                 } else if leased_end.is_some()
                     && in_span

@@ -112,9 +112,13 @@ pub fn append(
         let window = q.opts().dedup_window;
         if explicit_txn && window > 0 && !matches!(mode, Mode::Fire) {
             let since = now.saturating_sub(secs_us(window));
-            let hit: Option<(String, i64)> = probe
-                .query_row(params![p.id, txn, since], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?;
+            let hit: Option<(String, i64)> =
+                match super::reclaim::spent_dedup(conn, p.id, &txn, since)? {
+                    Some(h) => Some(h),
+                    None => probe
+                        .query_row(params![p.id, txn, since], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .optional()?,
+                };
             if let Some((id, off)) = hit {
                 if matches!(mode, Mode::Transaction) {
                     return Ok(Err(DuplicateAbort {

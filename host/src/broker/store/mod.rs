@@ -13,6 +13,7 @@ pub mod options;
 pub mod pop;
 pub mod queues;
 pub mod ready;
+pub mod reclaim;
 pub mod retention;
 pub mod schema;
 pub mod timers;
@@ -25,6 +26,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use tokio::sync::oneshot;
+
+/// What the WAL file is cut back to when it starts over after a checkpoint: about one
+/// auto-checkpoint's worth (1,000 pages).
+const WAL_LIMIT_BYTES: i64 = 4 << 20;
 
 /// Most jobs folded into one commit.
 const MAX_GROUP: usize = 512;
@@ -62,6 +67,8 @@ type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
 enum WriterMsg {
     /// A job, and whether its commit must reach the disk before it is answered.
     Job(WriteJob, Durability),
+    /// A passive WAL checkpoint, run between two commits (never inside a transaction).
+    Checkpoint(oneshot::Sender<SResult<()>>),
     Stop,
 }
 
@@ -125,7 +132,16 @@ impl Flush {
 fn open(path: &Path, write: bool) -> SResult<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    if write {
+        // Only takes effect while the database has no table yet (a new data dir): lets the
+        // retention sweep give reclaimed pages back to the file system
+        // (`reclaim::vacuum_step`). An older database keeps its mode and reuses its pages.
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     conn.pragma_update(None, "journal_mode", "WAL")?;
+    // A WAL is reused, not shrunk, after a checkpoint: without a limit it keeps the size of
+    // its busiest moment (a burst, a checkpoint held back by a long read) for good.
+    conn.pragma_update(None, "journal_size_limit", WAL_LIMIT_BYTES)?;
     // FULL: the WAL is fsynced at every commit, so an answered write survives a power cut.
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
@@ -235,6 +251,16 @@ impl Store {
         rx.await.unwrap_or(Err(StoreError::Closed))
     }
 
+    /// Copies the WAL into the database file now (passive: it waits for no reader). Pages a
+    /// vacuum gave back leave the file only here: until then the WAL holds its new size.
+    pub async fn checkpoint(&self) -> SResult<()> {
+        let (tx, rx) = oneshot::channel::<SResult<()>>();
+        self.writer
+            .send(WriterMsg::Checkpoint(tx))
+            .map_err(|_| StoreError::Closed)?;
+        rx.await.unwrap_or(Err(StoreError::Closed))
+    }
+
     /// Finishes the queued writes, checkpoints the WAL and closes every connection.
     pub fn close_blocking(&self) {
         let _ = self.writer.send(WriterMsg::Stop);
@@ -287,6 +313,50 @@ fn sync_mode(conn: &Connection, current: &mut Durability, want: Durability) {
     }
 }
 
+/// What one turn of the writer took from its channel: the jobs of one group commit and the
+/// checkpoints asked for meanwhile (run after that commit).
+struct Turn {
+    batch: Vec<WriteJob>,
+    durability: Durability,
+    checkpoints: Vec<oneshot::Sender<SResult<()>>>,
+    stopping: bool,
+}
+
+/// Blocks for the first message, then takes whatever else is already waiting.
+fn gather(rx: &mpsc::Receiver<WriterMsg>) -> Turn {
+    let mut t = Turn {
+        batch: Vec::new(),
+        durability: Durability::LeaseOnly,
+        checkpoints: Vec::new(),
+        stopping: false,
+    };
+    let mut next = rx.recv().ok();
+    while let Some(msg) = next {
+        match msg {
+            WriterMsg::Job(j, d) => {
+                if d == Durability::Synced {
+                    t.durability = Durability::Synced;
+                }
+                t.batch.push(j);
+            }
+            WriterMsg::Checkpoint(tx) => t.checkpoints.push(tx),
+            WriterMsg::Stop => {
+                t.stopping = true;
+                break;
+            }
+        }
+        if t.batch.len() >= MAX_GROUP {
+            break;
+        }
+        next = rx.try_recv().ok();
+    }
+    if t.batch.is_empty() && t.checkpoints.is_empty() {
+        // The channel closed with nothing in it.
+        t.stopping = true;
+    }
+    t
+}
+
 fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
     let mut stopping = false;
     let mut mode = Durability::Synced;
@@ -302,54 +372,55 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
         }
     };
     while !stopping {
-        let (first, mut durability) = match rx.recv() {
-            Ok(WriterMsg::Job(j, d)) => (j, d),
-            Ok(WriterMsg::Stop) | Err(_) => break,
-        };
-        let mut batch = vec![first];
-        while batch.len() < MAX_GROUP {
-            match rx.try_recv() {
-                Ok(WriterMsg::Job(j, d)) => {
-                    if d == Durability::Synced {
-                        durability = Durability::Synced;
-                    }
-                    batch.push(j);
-                }
-                Ok(WriterMsg::Stop) => {
-                    stopping = true;
-                    break;
-                }
-                Err(_) => break,
-            }
+        let turn = gather(&rx);
+        stopping = turn.stopping;
+        if !turn.batch.is_empty() {
+            sync_mode(&conn, &mut mode, relaxed(turn.durability));
+            commit_group(&conn, turn.batch);
         }
-        sync_mode(&conn, &mut mode, relaxed(durability));
-        if exec_cached(&conn, "BEGIN IMMEDIATE").is_err() {
-            for job in batch {
-                // Not inside a transaction: run nothing, answer failure.
-                drop(job);
-            }
-            continue;
-        }
-        let delivers: Vec<Deliver> = batch.into_iter().map(|job| job(&conn)).collect();
-        let committed = exec_cached(&conn, "COMMIT").is_ok();
-        if !committed {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-        for d in delivers {
-            d(committed);
+        for tx in turn.checkpoints {
+            let r = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)");
+            let _ = tx.send(r.map_err(StoreError::from));
         }
     }
     // Jobs that raced the stop message still get an answer (they are written).
     sync_mode(&conn, &mut mode, relaxed(Durability::Synced));
-    while let Ok(WriterMsg::Job(j, _)) = rx.try_recv() {
-        if conn.execute_batch("BEGIN IMMEDIATE").is_ok() {
-            let d = j(&conn);
-            let ok = conn.execute_batch("COMMIT").is_ok();
-            d(ok);
+    while let Ok(msg) = rx.try_recv() {
+        match msg {
+            WriterMsg::Job(j, _) => {
+                if conn.execute_batch("BEGIN IMMEDIATE").is_ok() {
+                    let d = j(&conn);
+                    let ok = conn.execute_batch("COMMIT").is_ok();
+                    d(ok);
+                }
+            }
+            WriterMsg::Checkpoint(tx) => {
+                let _ = tx.send(Err(StoreError::Closed));
+            }
+            WriterMsg::Stop => {}
         }
     }
     let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
     drop(conn);
+}
+
+/// Runs the jobs of one group commit, each in its own savepoint, and answers them all once
+/// the commit is done (or failed).
+fn commit_group(conn: &Connection, batch: Vec<WriteJob>) {
+    if exec_cached(conn, "BEGIN IMMEDIATE").is_err() {
+        // Not inside a transaction: run nothing, answer failure (dropping a job drops its
+        // answer channel).
+        drop(batch);
+        return;
+    }
+    let delivers: Vec<Deliver> = batch.into_iter().map(|job| job(conn)).collect();
+    let committed = exec_cached(conn, "COMMIT").is_ok();
+    if !committed {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    for d in delivers {
+        d(committed);
+    }
 }
 
 fn reader_loop(conn: Connection, rx: Arc<Mutex<mpsc::Receiver<Option<ReadJob>>>>) {

@@ -314,6 +314,10 @@ fn claim_from(
     if req.group == QUEUE_MODE {
         super::ready::refresh(conn, p.id, now)?;
     }
+    if req.auto_ack {
+        // The claim is already read: what it consumed can go at once.
+        super::reclaim::partition(conn, p.id, now)?;
+    }
     Ok(Some(Claim {
         partition: p.name.clone(),
         partition_id: p.uuid.clone(),

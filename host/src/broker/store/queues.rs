@@ -227,6 +227,11 @@ pub fn delete_queue(conn: &Connection, name: &str) -> SResult<bool> {
         "DELETE FROM messages WHERE partition_id IN (SELECT id FROM partitions WHERE queue_id = ?1)",
         [q.id],
     )?;
+    // Partition ids can be handed out again: a re-created queue must not inherit dedup ids.
+    conn.execute(
+        "DELETE FROM spent WHERE partition_id IN (SELECT id FROM partitions WHERE queue_id = ?1)",
+        [q.id],
+    )?;
     conn.execute(
         "DELETE FROM cursors WHERE partition_id IN (SELECT id FROM partitions WHERE queue_id = ?1)",
         [q.id],

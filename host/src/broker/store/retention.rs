@@ -1,6 +1,6 @@
 //! Retention (§2.9): with `retentionEnabled`, messages older than `retentionSeconds` go, and
 //! consumed messages (at or below the slowest cursor) older than `completedRetentionSeconds`
-//! go. `createdAt` is monotone per partition, so what goes is always a prefix of the log and
+//! go; on this broker consumed messages go sooner still, see `reclaim.rs`. `createdAt` is monotone per partition, so what goes is always a prefix of the log and
 //! retention only moves `log_start`; offsets are never reused.
 
 use super::options::QueueOpts;
@@ -69,9 +69,8 @@ fn retention_opts(conn: &Connection, qid: i64) -> SResult<Option<QueueOpts>> {
         return Ok(None);
     };
     let o = QueueOpts::from_map(&map);
-    let applies =
-        o.retention_enabled && (o.retention_seconds > 0 || o.completed_retention_seconds > 0);
-    Ok(applies.then_some(o))
+    // Both ages may be 0 and consumed messages still go (`reclaim.rs`).
+    Ok(o.retention_enabled.then_some(o))
 }
 
 fn sweep_partition(
@@ -83,6 +82,13 @@ fn sweep_partition(
     last: i64,
     budget: i64,
 ) -> SResult<i64> {
+    // Consumed messages first (a database from before reclaiming, or a partition whose
+    // acks left more than one write reclaims): they go whatever their age.
+    let (reclaimed, start) = super::reclaim::consumed(conn, o, pid, (start, last), now, budget)?;
+    let budget = budget - reclaimed;
+    if budget <= 0 || start > last {
+        return Ok(reclaimed);
+    }
     let mut bound = -1; // delete offsets <= bound
     if o.retention_seconds > 0 {
         bound = bound.max(prefix_older_than(
@@ -104,7 +110,7 @@ fn sweep_partition(
         }
     }
     if bound < start {
-        return Ok(0);
+        return Ok(reclaimed);
     }
     let n = conn
         .prepare_cached("DELETE FROM messages WHERE partition_id = ?1 AND offset <= ?2")?
@@ -113,7 +119,7 @@ fn sweep_partition(
     conn.prepare_cached("UPDATE partitions SET log_start = ?1 WHERE id = ?2")?
         .execute(params![new_start, pid])?;
     super::ready::refresh(conn, pid, now)?;
-    Ok(n)
+    Ok(reclaimed + n)
 }
 
 /// Highest offset `<= cap` of the prefix created before `cutoff` (at most `limit` rows looked at).

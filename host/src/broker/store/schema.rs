@@ -99,6 +99,18 @@ CREATE TABLE IF NOT EXISTS timers (
     PRIMARY KEY (queue, timer_key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS timers_due ON timers (deliver_at);
+-- Reclaimed messages whose transaction id the dedup window still needs (store/reclaim.rs):
+-- no payload, gone at `expires_at` (push time + the queue's dedupWindowSeconds).
+CREATE TABLE IF NOT EXISTS spent (
+    expires_at   INTEGER NOT NULL,
+    partition_id INTEGER NOT NULL,
+    offset       INTEGER NOT NULL,
+    txn          TEXT    NOT NULL,
+    id           TEXT    NOT NULL,
+    created_at   INTEGER NOT NULL,
+    PRIMARY KEY (expires_at, partition_id, offset)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS spent_txn ON spent (partition_id, txn, offset);
 CREATE TABLE IF NOT EXISTS meta (
     k TEXT PRIMARY KEY,
     v INTEGER NOT NULL

@@ -206,6 +206,12 @@ pub fn run(conn: &Connection, req: &TxnReq, now: i64) -> SResult<TxnOut> {
         }
         results.push(Value::Object(out));
     }
+    // After every ack of the call: each resolved against the log as the call found it.
+    let acked = req.ops.iter().filter_map(|o| match o {
+        TxnOp::Ack(a) => Some(a.partition_id.as_str()),
+        TxnOp::Push(_) => None,
+    });
+    super::reclaim::after_acks(conn, acked, now)?;
     super::exec_cached(conn, "RELEASE txn")?;
     Ok(TxnOut {
         body: json!({"transactionId": id, "success": true, "results": results}),
