@@ -75,6 +75,10 @@ pub struct ClaimRecord {
     pub ids: Vec<String>,
     #[serde(default)]
     pub deleted: Vec<String>,
+    /// Messages of the claim given a visibility of 0: the group stays blocked (as on SQS)
+    /// until every message of the claim is deleted or released, then the lease is released.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub released: Vec<String>,
 }
 
 impl ClaimRecord {
@@ -95,6 +99,19 @@ impl ClaimRecord {
         self.ids.len() > 1 || !self.deleted.is_empty()
     }
 
+    /// The first message neither deleted nor released, when every message left in the
+    /// claim was released: the lease may be released at it. `None` while any is held.
+    pub fn release_at(&self) -> Option<&str> {
+        let mut left = self
+            .ids
+            .iter()
+            .zip(&self.txns)
+            .filter(|(id, _)| !self.deleted.contains(id));
+        let (_, first) = left.clone().next()?;
+        left.all(|(id, _)| self.released.contains(id))
+            .then_some(first.as_str())
+    }
+
     /// Forgets `acked` (now below the broker's cursor).
     fn prune(&mut self, acked: &[String]) {
         let keep: Vec<bool> = self.ids.iter().map(|i| !acked.contains(i)).collect();
@@ -102,6 +119,7 @@ impl ClaimRecord {
         self.txns.retain(|_| *k.next().unwrap_or(&true));
         self.ids.retain(|i| !acked.contains(i));
         self.deleted.retain(|i| !acked.contains(i));
+        self.released.retain(|i| !acked.contains(i));
     }
 }
 
@@ -210,20 +228,58 @@ pub async fn lookup<T: Transport>(
 pub enum Recorded {
     /// The group was received again since (or settled): the handle deletes nothing.
     Stale,
-    /// Recorded; ack `completed` this transaction id under the lease, then prune these ids.
-    Ack { txn: String, covers: Vec<String> },
-    /// Recorded; the prefix did not reach them, nothing to ack yet.
-    Pending,
+    /// Recorded; ack `completed` this transaction id under the lease, then prune these ids;
+    /// then, when what is left was all released, release the lease at `release`.
+    Ack {
+        txn: String,
+        covers: Vec<String>,
+        release: Option<String>,
+    },
+    /// Recorded; the prefix did not reach them, nothing to ack yet (but the lease is to be
+    /// released at `release`, when what is left was all released).
+    Pending { release: Option<String> },
 }
 
-/// Adds `ids` to the group's `deleted` while the record names `lease` (compare-and-set).
+/// Which list of the group's record a settle adds to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Deleted,
+    Released,
+}
+
+/// Adds `ids` to the group's `deleted` (or `released`) while the record names `lease`
+/// (compare-and-set).
 pub async fn record_deletes<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    partition_id: &str,
+    lease: &str,
+    current: Stored,
+    ids: &[String],
+) -> Result<Recorded, ApiError> {
+    record(ctx, q, partition_id, lease, current, ids, Mark::Deleted).await
+}
+
+/// Adds `ids` to the group's `released` while the record names `lease`.
+pub async fn record_releases<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    partition_id: &str,
+    lease: &str,
+    current: Stored,
+    ids: &[String],
+) -> Result<Recorded, ApiError> {
+    record(ctx, q, partition_id, lease, current, ids, Mark::Released).await
+}
+
+async fn record<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     partition_id: &str,
     lease: &str,
     mut current: Stored,
     ids: &[String],
+    mark: Mark,
 ) -> Result<Recorded, ApiError> {
     let key = record_key(&q.name, partition_id);
     for _ in 0..CAS_TRIES {
@@ -232,8 +288,12 @@ pub async fn record_deletes<T: Transport>(
         };
         let mut rec = before.clone();
         for id in ids {
-            if rec.holds(id) && !rec.deleted.contains(id) {
-                rec.deleted.push(id.clone());
+            let list = match mark {
+                Mark::Deleted => &mut rec.deleted,
+                Mark::Released => &mut rec.released,
+            };
+            if before.holds(id) && !list.contains(id) {
+                list.push(id.clone());
             }
         }
         if rec != before {
@@ -253,11 +313,13 @@ pub async fn record_deletes<T: Transport>(
             }
         }
         let prefix = rec.prefix_len();
+        let release = rec.release_at().map(str::to_string);
         return Ok(match prefix {
-            0 => Recorded::Pending,
+            0 => Recorded::Pending { release },
             n => Recorded::Ack {
                 txn: rec.txns[n - 1].clone(),
                 covers: rec.ids[..n].to_vec(),
+                release,
             },
         });
     }
@@ -385,6 +447,7 @@ pub fn reopened(
         txns: messages.iter().map(|m| m.transaction_id.clone()).collect(),
         ids: messages.iter().map(|m| m.id.clone()).collect(),
         deleted,
+        released: Vec::new(),
     }
 }
 
@@ -441,7 +504,28 @@ mod tests {
             txns: vec!["t1".into(), "t2".into(), "t3".into()],
             ids: vec!["a".into(), "b".into(), "c".into()],
             deleted: deleted.iter().map(|s| s.to_string()).collect(),
+            released: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_claim_is_released_once_every_message_left_was_released() {
+        let mut r = rec(&[]);
+        r.released = vec!["c".into()];
+        assert_eq!(r.release_at(), None, "a and b are still held");
+        r.deleted = vec!["a".into()];
+        assert_eq!(r.release_at(), None, "b is still held");
+        r.released.push("b".into());
+        assert_eq!(
+            r.release_at(),
+            Some("t2"),
+            "released at the first message left"
+        );
+        r.deleted = vec!["a".into(), "b".into(), "c".into()];
+        assert_eq!(r.release_at(), None, "nothing left to release");
+        // The next claim's record starts with nothing released.
+        let next = reopened(Some(&r), "l2", &[msg("d")], &[]);
+        assert!(next.released.is_empty());
     }
 
     fn msg(id: &str) -> PoppedMessage {

@@ -1,16 +1,10 @@
 //! `ReceiveMessage`.
 //!
-//! On a standard queue (`VisibilityTimeout` > 0) ONE wide pop claims up to
-//! `MaxNumberOfMessages` messages across lanes and ONE transaction takes them out of their
-//! lanes, each held by a visibility timer (see `visibility`): lanes do not bound what is in
-//! flight, and a message in flight blocks nothing. `ApproximateReceiveCount` is carried in
-//! the message (its redelivery copy) plus the broker's attempts at it.
-//!
-//! At `VisibilityTimeout=0` the message must stay visible: it is popped under a 1 s lease
-//! and released (ack `retry`, which charges nothing) after all pops of the request are
-//! done, so one answer never holds the same message twice. Its handle then names a lease
-//! that is gone: deleting with it answers success and deletes nothing, since the message
-//! was never in flight.
+//! On a standard queue ONE wide pop claims up to `MaxNumberOfMessages` messages across
+//! lanes and ONE transaction takes them out of their lanes (see `receive_standard` and
+//! `visibility`): each held by a visibility timer, or at `VisibilityTimeout=0` pushed back
+//! at once as its redelivery copy. Lanes do not bound what is in flight, and a message in
+//! flight blocks nothing. `ApproximateReceiveCount` is carried in the message's copy.
 //!
 //! On a FIFO queue, sequential pops each claim a RUN of one group (batch = the budget left)
 //! under one lease, as SQS hands out several messages of a group at once; on a FIFO queue a
@@ -32,7 +26,7 @@ use super::input::Input;
 use super::message_attrs::{select_message_attributes, SystemSelection};
 use super::naming;
 use super::receive_counts;
-use super::redrive::{self, Moved};
+use super::redrive;
 use super::registry::{self, QueueRecord};
 use super::visibility::{self, Fate};
 pub use crate::calendar::parse_iso_ms;
@@ -90,20 +84,13 @@ pub async fn receive_message<T: Transport>(
     let selection = SystemSelection::new(system_names);
     let user_names = input.str_list("MessageAttributeNames")?;
 
-    let lease = if visibility == 0 {
-        1
-    } else {
-        visibility as u64
-    };
     let view = View {
         q,
         selection: &selection,
         user_names: &user_names,
     };
-    if !q.fifo && visibility > 0 {
-        return receive_held(ctx, &view, max as usize, wait as u64, visibility as u64).await;
-    }
     if q.fifo {
+        let lease = (visibility as u64).max(1);
         return receive_fifo(
             ctx,
             &view,
@@ -114,80 +101,20 @@ pub async fn receive_message<T: Transport>(
         )
         .await;
     }
-    let mut popped = pop_many(ctx, &q.name, max as usize, wait as u64, lease).await?;
-    let mut all: Vec<&mut PoppedMessage> = popped
-        .iter_mut()
-        .flat_map(|p| p.messages.iter_mut())
-        .collect();
-    receive_counts::fill(ctx, q, &mut all).await;
-
-    let mut dlq: Option<Option<QueueRecord>> = None;
-    let mut out = Vec::new();
-    let mut releases = Vec::new();
-    for p in &popped {
-        for m in &p.messages {
-            let lease_id = m.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
-            let envelope = Envelope::from_stored(&m.data);
-            let count = m.delivery_attempt.unwrap_or(1) + redrive::carried_count(&envelope);
-            if let Some((dlq_name, max_receives)) = q.redrive(ctx.cfg) {
-                if count > max_receives {
-                    if dlq.is_none() {
-                        dlq = Some(
-                            registry::load_recent(ctx, &dlq_name)
-                                .await?
-                                .map(|s| s.record),
-                        );
-                    }
-                    // A dead-letter target that no longer exists moves nothing: the message
-                    // is delivered rather than lost.
-                    if let Some(Some(target)) = &dlq {
-                        let sent = sent_ms(&envelope, m);
-                        let copy = redrive::dead_letter_copy(
-                            envelope.clone(),
-                            &q.name,
-                            &m.id,
-                            count - 1,
-                            sent,
-                        );
-                        match redrive::move_message(ctx, m, &lease_id, target, &copy).await {
-                            Ok(Moved::Yes) | Ok(Moved::LeaseLost) => continue,
-                            // The message stays leased and comes back; the rest are answered.
-                            Err(_) => continue,
-                        }
-                    }
-                }
-            }
-            if visibility == 0 {
-                releases.push(Ack {
-                    transaction_id: m.transaction_id.clone(),
-                    partition_id: m.partition_id.clone(),
-                    status: "retry",
-                    lease_id: Some(lease_id.clone()),
-                });
-            }
-            out.push(render(
-                ctx,
-                &view,
-                m,
-                lease_handle(ctx, q, m, &lease_id),
-                &envelope,
-                count,
-                None,
-            ));
-        }
-    }
-    release_all(ctx, &releases).await;
-    // SQS leaves `Messages` out of an empty answer; clients test for the key.
-    if out.is_empty() {
-        return Ok(json!({}));
-    }
-    Ok(json!({ "Messages": out }))
+    receive_standard(ctx, &view, max as usize, wait as u64, visibility as u64).await
 }
 
-/// A standard receive that holds what it answers: one wide pop, then one transaction
-/// (see `visibility`). Late-deleted copies are dropped and messages past
-/// `maxReceiveCount` dead-lettered in that same transaction.
-async fn receive_held<T: Transport>(
+/// A standard receive: one wide pop, then ONE transaction that takes what it answers out
+/// of its lanes (see `visibility`): each message held by a visibility timer carrying its
+/// redelivery copy, or at `VisibilityTimeout=0` that copy pushed back at once. Late-deleted
+/// copies and second copies of one delivery are dropped, messages past `maxReceiveCount`
+/// dead-lettered, in that same transaction.
+///
+/// `ApproximateReceiveCount` is the count the message carries plus this delivery: a claim's
+/// attempt counter would also count receives that answered nothing and messages never
+/// delivered. A message whose copy is larger than a timer may carry is given back to its
+/// lane instead and held by a lease of its own (`hold_by_lease`).
+async fn receive_standard<T: Transport>(
     ctx: &Ctx<'_, T>,
     v: &View<'_>,
     max: usize,
@@ -217,7 +144,10 @@ async fn receive_held<T: Transport>(
         .iter()
         .zip(&envelopes)
         .enumerate()
-        .filter(|(_, (_, e))| e.system.contains_key(visibility::MESSAGE_ID))
+        // A copy in a lane of its own is held by leases: no timer handle names it.
+        .filter(|(_, (m, e))| {
+            e.system.contains_key(visibility::MESSAGE_ID) && !visibility::is_solo_lane(&m.partition)
+        })
         .map(|(i, (m, e))| (i, visibility::message_id(e, m), redrive::carried_count(e)))
         .collect();
     let dropped = visibility::deleted_late(ctx, q, &copies).await;
@@ -225,17 +155,31 @@ async fn receive_held<T: Transport>(
     let mut dlq = DeadLetter::Unresolved;
     let mut fates: Vec<(&PoppedMessage, String, Fate)> = Vec::new();
     let mut answered: Vec<(usize, String, Envelope, u32, i64)> = Vec::new();
+    let mut deliveries: Vec<(String, u32)> = Vec::new();
+    // Lanes given back at an oversized message (the rest of such a run stays behind it,
+    // under the pop's lease until the give-back releases it), and the lanes an oversized
+    // message is held in by a lease afterwards, with the slot of its fate.
+    let mut given_back: Vec<String> = Vec::new();
+    let mut solo: Vec<(usize, String)> = Vec::new();
     for (i, (m, e)) in popped.messages.iter().zip(envelopes).enumerate() {
         let lease = m
             .lease_id
             .clone()
             .unwrap_or_else(|| popped.lease_id.clone());
-        if dropped.contains(&i) {
-            fates.push((m, lease, Fate::Drop));
+        if given_back.contains(&m.partition_id) {
+            fates.push((m, lease, Fate::Leave));
             continue;
         }
         let id = visibility::message_id(&e, m);
-        let count = redrive::carried_count(&e) + m.delivery_attempt.unwrap_or(1);
+        let carried = redrive::carried_count(&e);
+        // One delivery, twice in the lane (a visibility change raced its timer's fire):
+        // answered once.
+        if dropped.contains(&i) || deliveries.contains(&(id.clone(), carried)) {
+            fates.push((m, lease, Fate::Drop));
+            continue;
+        }
+        deliveries.push((id.clone(), carried));
+        let count = carried + 1;
         let sent = sent_ms(&e, m);
         if let Some((dest, max_receives)) = dlq.target(ctx, q).await? {
             if count > *max_receives {
@@ -246,15 +190,40 @@ async fn receive_held<T: Transport>(
             }
         }
         let first = visibility::first_receive(&e).unwrap_or(ctx.now_ms);
-        let timer_key = visibility::timer_key(&id, count);
         let copy = visibility::redelivery_copy(e.clone(), &id, count, sent, first);
-        answered.push((fates.len(), timer_key.clone(), e, count, first));
-        fates.push((m, lease, Fate::Hold { timer_key, copy }));
+        let timer_key = visibility::timer_key(&id, count, &lease);
+        let fate = if visibility_s == 0 {
+            Fate::Requeue(visibility::requeue(q, &m.partition, &copy))
+        } else if let Some(payload) = visibility::fits_a_timer(&copy) {
+            Fate::Hold {
+                timer_key: timer_key.clone(),
+                payload,
+            }
+        } else if visibility::is_solo_lane(&m.partition) {
+            given_back.push(m.partition_id.clone());
+            solo.push((fates.len(), m.partition.clone()));
+            fates.push((m, lease, Fate::GiveBack));
+            continue;
+        } else {
+            // Moved to a lane of its own, where a lease holds it and nothing else; it
+            // carries the deliveries before this one (`hold_by_lease` counts this one).
+            let lane = visibility::solo_lane(&id);
+            let moved = visibility::redelivery_copy(e, &id, carried, sent, first);
+            solo.push((fates.len(), lane.clone()));
+            fates.push((
+                m,
+                lease,
+                Fate::Relocate(visibility::requeue(q, &lane, &moved)),
+            ));
+            continue;
+        };
+        answered.push((fates.len(), timer_key, e, count, first));
+        fates.push((m, lease, fate));
     }
     // What was not taken (a rolled-back transaction, a failed ack) stays with its pop's
     // lease and comes back when that runs out; it is not answered.
     let taken = visibility::settle_receive(ctx, q, &fates, visibility_s).await?;
-    let out: Vec<Value> = answered
+    let mut out: Vec<Value> = answered
         .into_iter()
         .filter(|(slot, ..)| taken.get(*slot).copied().unwrap_or(false))
         .map(|(slot, timer_key, e, count, first)| {
@@ -272,10 +241,83 @@ async fn receive_held<T: Transport>(
             render(ctx, v, m, handle, &e, count, Some(first))
         })
         .collect();
+    if !given_back.is_empty() {
+        visibility::give_back(ctx, &fates).await;
+    }
+    let lanes: Vec<String> = solo
+        .into_iter()
+        .filter(|(slot, _)| {
+            matches!(fates[*slot].2, Fate::GiveBack) || taken.get(*slot).copied().unwrap_or(false)
+        })
+        .map(|(_, lane)| lane)
+        .collect();
+    if !lanes.is_empty() {
+        out.extend(hold_by_lease(ctx, v, &mut dlq, &lanes, visibility_s).await?);
+    }
     if out.is_empty() {
         return Ok(json!({}));
     }
     Ok(json!({ "Messages": out }))
+}
+
+/// Messages too large for a visibility timer, each in a lane of its own
+/// (`visibility::solo_lane`), held the way a lane holds a message: a pinned pop of ONE
+/// message under a lease of the visibility timeout, so a delete is an exact ack and a
+/// visibility change an exact extension or release, and the lease blocks nothing else. The
+/// broker's attempt counter belongs to the claim, so these deliveries are counted in the
+/// key/value store (`receive_counts`), on both brokers.
+async fn hold_by_lease<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    v: &View<'_>,
+    dlq: &mut DeadLetter,
+    lanes: &[String],
+    visibility_s: u64,
+) -> Result<Vec<Value>, ApiError> {
+    let q = v.q;
+    let opts = PopOptions {
+        wait_ms: None,
+        lease_seconds: Some(visibility_s),
+    };
+    let pops = join_all(
+        lanes
+            .iter()
+            .map(|lane| ctx.queen.pop_one(&q.name, Some(lane), opts)),
+    )
+    .await;
+    let mut held: Vec<Popped> = pops.into_iter().filter_map(|p| p.ok().flatten()).collect();
+    let mut all: Vec<&mut PoppedMessage> = held
+        .iter_mut()
+        .flat_map(|p| p.messages.iter_mut())
+        .collect();
+    for m in all.iter_mut() {
+        m.delivery_attempt = None;
+    }
+    receive_counts::fill(ctx, q, &mut all).await;
+    let mut out = Vec::new();
+    for p in &held {
+        for m in &p.messages {
+            let lease = m.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
+            let e = Envelope::from_stored(&m.data);
+            let id = visibility::message_id(&e, m);
+            let count = redrive::carried_count(&e) + m.delivery_attempt.unwrap_or(1);
+            if let Some((dest, max_receives)) = dlq.target(ctx, q).await? {
+                if count > *max_receives {
+                    let sent = sent_ms(&e, m);
+                    let copy = redrive::dead_letter_copy(e, &q.name, &id, count - 1, sent);
+                    // Moved, or the lease was lost (someone else's now), or the move failed
+                    // (the lease runs out and it comes back): not answered.
+                    let _moved_or_back_later =
+                        redrive::move_message(ctx, m, &lease, dest, &copy).await;
+                    continue;
+                }
+            }
+            let mut handle = lease_handle(ctx, q, m, &lease);
+            handle.message_id = id;
+            let first = visibility::first_receive(&e).or((count == 1).then_some(ctx.now_ms));
+            out.push(render(ctx, v, m, handle, &e, count, first));
+        }
+    }
+    Ok(out)
 }
 
 /// A handle naming the broker lease a message is held under.
@@ -576,56 +618,6 @@ async fn dead_letter_head<T: Transport>(
         }
     }
     Ok(Head::Held)
-}
-
-/// `n` single-message pops. With a wait, one long poll goes first and the rest follow
-/// without waiting once it has found something.
-async fn pop_many<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    queue: &str,
-    n: usize,
-    wait_s: u64,
-    lease_s: u64,
-) -> Result<Vec<Popped>, ApiError> {
-    let now = PopOptions {
-        wait_ms: None,
-        lease_seconds: Some(lease_s),
-    };
-    let mut got = Vec::new();
-    let mut remaining = n;
-    if wait_s > 0 {
-        let first = ctx
-            .queen
-            .pop_one(
-                queue,
-                None,
-                PopOptions {
-                    wait_ms: Some(wait_s * 1000),
-                    lease_seconds: Some(lease_s),
-                },
-            )
-            .await?;
-        match first {
-            Some(p) => got.push(p),
-            None => return Ok(got),
-        }
-        remaining -= 1;
-    }
-    let results = join_all((0..remaining).map(|_| ctx.queen.pop_one(queue, None, now))).await;
-    let mut first_error = None;
-    for r in results {
-        match r {
-            Ok(Some(p)) => got.push(p),
-            Ok(None) => {}
-            Err(e) => first_error = first_error.or(Some(e)),
-        }
-    }
-    // Messages already claimed are answered even if a sibling pop failed; only a receive
-    // that claimed nothing reports the failure.
-    match first_error {
-        Some(e) if got.is_empty() => Err(e.into()),
-        _ => Ok(got),
-    }
 }
 
 fn render<T>(

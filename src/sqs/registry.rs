@@ -122,7 +122,9 @@ impl QueueRecord {
             retry_limit: 3,
             dead_letter_queue: false,
             dlq_after_max_retries: false,
-            delayed_processing: self.delay_seconds(),
+            // A standard queue's delay is a timer at send (see `send`); the broker's would
+            // also hide redeliveries, and apply a change retroactively.
+            delayed_processing: if self.fifo { self.delay_seconds() } else { 0 },
             retention_enabled: true,
             retention_seconds: self.retention_seconds(),
             dedup_window_seconds: self.dedup_window_seconds(),

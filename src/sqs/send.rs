@@ -8,11 +8,14 @@
 //! `ContentBasedDeduplication`) is the push's `transactionId`, so a duplicate inside the
 //! queue's window answers the ORIGINAL MessageId, as SQS does.
 //!
-//! Delays: the queue's `DelaySeconds` is the broker's `delayedProcessing`, which hides a
-//! message until `createdAt + delay`. A per-message `DelaySeconds` therefore goes through a
-//! timer only for the part that EXCEEDS the queue's delay (the fired message's own
-//! `createdAt` then adds the queue's delay back). A per-message delay below the queue's
-//! cannot shorten it: such a message is simply pushed and waits the queue's delay.
+//! Delays on a standard queue: the message's `DelaySeconds`, else the queue's, is a timer
+//! that pushes the message when it ends. The delay is applied once, at send: a redelivery,
+//! a visibility change to 0 and a later change of the queue's `DelaySeconds` do not delay a
+//! message again (the broker's `delayedProcessing` would: it hides every message of a lane,
+//! copies included, until its `createdAt` plus the queue's current delay). A message too
+//! large for a timer cannot be delayed here (docs/divergences.md). A FIFO queue takes no
+//! per-message delay, and its queue delay stays the broker's `delayedProcessing`: its
+//! messages are redelivered from their lane, not re-pushed.
 
 use super::batch;
 use super::dedup;
@@ -33,6 +36,14 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 const MAX_DELAY_SECONDS: i64 = 900;
+use super::visibility::TIMER_PAYLOAD_MAX;
+
+fn too_large_to_delay() -> ApiError {
+    ApiError::new(
+        ErrorCode::InvalidParameterValue,
+        format!("A delayed message may be at most {TIMER_PAYLOAD_MAX} bytes with its attributes, as JSON, on this endpoint; send it without DelaySeconds (or set the queue's DelaySeconds to 0)."),
+    )
+}
 /// SendMessageBatch's ceiling on the sum of its messages' sizes, whatever the queue's
 /// MaximumMessageSize: an entry over the queue's limit fails alone, not the batch.
 const MAX_BATCH_BYTES: usize = 1_048_576;
@@ -191,7 +202,10 @@ fn validate(q: &QueueRecord, e: &Input) -> Result<Outgoing, ApiError> {
             return Err(not_for_queue_type("MessageDeduplicationId", d));
         }
         // Since fair queues, a standard queue accepts a MessageGroupId; it orders nothing here.
-        let timer_seconds = delay.map_or(0, |d| d.saturating_sub(q.delay_seconds()));
+        let timer_seconds = delay.unwrap_or(q.delay_seconds());
+        if timer_seconds > 0 && envelope.to_json().to_string().len() > TIMER_PAYLOAD_MAX {
+            return Err(too_large_to_delay());
+        }
         Ok(Outgoing {
             envelope,
             group: None,
@@ -500,13 +514,35 @@ mod tests {
             check(&q, json!({"MessageBody": "x", "DelaySeconds": 25}))
                 .unwrap()
                 .timer_seconds,
-            15
+            25
         );
+        // A message's own delay replaces the queue's, shorter or longer.
         assert_eq!(
             check(&q, json!({"MessageBody": "x", "DelaySeconds": 5}))
                 .unwrap()
                 .timer_seconds,
+            5
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x", "DelaySeconds": 0}))
+                .unwrap()
+                .timer_seconds,
             0
+        );
+        assert_eq!(
+            check(&q, json!({"MessageBody": "x"}))
+                .unwrap()
+                .timer_seconds,
+            10
+        );
+        // A delayed message must fit a timer.
+        let big = queue(
+            false,
+            &[("DelaySeconds", "10"), ("MaximumMessageSize", "1048576")],
+        );
+        assert_eq!(
+            check(&big, json!({"MessageBody": "\"".repeat(600_000)})).err(),
+            Some(ErrorCode::InvalidParameterValue)
         );
         assert_eq!(
             check(&q, json!({"MessageBody": ""})).err(),

@@ -127,19 +127,73 @@ async fn delete_in_claim<T: Transport>(
     ids: &[String],
 ) -> Result<(), ApiError> {
     match claims::record_deletes(ctx, q, pid, lease, current, ids).await? {
-        Recorded::Stale | Recorded::Pending => Ok(()),
-        Recorded::Ack { txn, covers } => {
+        Recorded::Stale => Ok(()),
+        Recorded::Pending { release } => {
+            release_claim(ctx, pid, lease, release).await;
+            Ok(())
+        }
+        Recorded::Ack {
+            txn,
+            covers,
+            release,
+        } => {
             let r = ctx
                 .queen
                 .ack(&claims::ack(&txn, pid, lease, "completed"))
                 .await?;
             match AckVerdict::of(&r) {
-                AckVerdict::Applied => claims::forget_acked(ctx, q, pid, lease, &covers).await,
+                AckVerdict::Applied => {
+                    claims::forget_acked(ctx, q, pid, lease, &covers).await?;
+                    release_claim(ctx, pid, lease, release).await;
+                    Ok(())
+                }
                 // Recorded: the group's next receive acks them on its way through.
                 AckVerdict::Stale => Ok(()),
                 AckVerdict::Failed => Err(not_deleted()),
             }
         }
+    }
+}
+
+/// Releases a FIFO claim whose messages left were all given a visibility of 0 (ack
+/// `retry` at the first of them). A release that fails leaves the lease to run out.
+async fn release_claim<T: Transport>(ctx: &Ctx<'_, T>, pid: &str, lease: &str, at: Option<String>) {
+    if let Some(txn) = at {
+        let _lease_runs_out_otherwise =
+            ctx.queen.ack(&claims::ack(&txn, pid, lease, "retry")).await;
+    }
+}
+
+/// A FIFO visibility change to 0 of some messages of ONE claim. SQS keeps a group blocked
+/// while any of its messages is in flight, so the claim's lease is released only once
+/// every message left in it was deleted or released; until then the release is recorded.
+async fn release_in_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    handles: &[&ReceiptHandle],
+) -> Result<(), ApiError> {
+    let Some(h) = handles.first() else {
+        return Ok(());
+    };
+    let claim = [(h.partition_id.clone(), h.lease_id.clone())];
+    let Some(Lookup::Recorded(current)) = claims::lookup(ctx, q, &claim).await?.pop() else {
+        // A claim of one message (or settled): its release is the whole claim's.
+        return change(ctx, h, 0).await;
+    };
+    let ids: Vec<String> = handles.iter().map(|h| h.message_id.clone()).collect();
+    let held = current
+        .record
+        .as_ref()
+        .is_some_and(|r| r.lease == h.lease_id && ids.iter().all(|id| r.holds(id)));
+    if !held {
+        return Err(not_inflight());
+    }
+    match claims::record_releases(ctx, q, &h.partition_id, &h.lease_id, current, &ids).await? {
+        Recorded::Stale => Err(not_inflight()),
+        Recorded::Pending { release } | Recorded::Ack { release, .. } => match release {
+            Some(_) => change(ctx, h, 0).await,
+            None => Ok(()),
+        },
     }
 }
 
@@ -231,6 +285,8 @@ pub async fn change_message_visibility<T: Transport>(
     check_total_visibility(ctx, &handle, seconds)?;
     if handle.timer_key.is_some() {
         visibility::change(ctx, &stored.record, &handle, seconds).await?;
+    } else if stored.record.fifo && seconds == 0 {
+        release_in_claim(ctx, &stored.record, &[&handle]).await?;
     } else {
         change(ctx, &handle, seconds).await?;
     }
@@ -276,7 +332,7 @@ async fn change_batch_fifo<T: Transport>(
     entries: &[(&str, Input<'_>)],
 ) -> Result<Value, ApiError> {
     let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
-    let mut groups: Vec<(ReceiptHandle, u64, Vec<usize>)> = Vec::new();
+    let mut groups: Vec<(Vec<ReceiptHandle>, u64, Vec<usize>)> = Vec::new();
     for (id, e) in entries {
         let opened = e
             .str("ReceiptHandle")
@@ -289,17 +345,25 @@ async fn change_batch_fifo<T: Transport>(
                 results.push((id, Ok(json!({ "Id": id }))));
                 match groups
                     .iter_mut()
-                    .find(|(g, gs, _)| g.lease_id == h.lease_id && *gs == s)
+                    .find(|(g, gs, _)| g[0].lease_id == h.lease_id && *gs == s)
                 {
-                    Some((_, _, slots)) => slots.push(slot),
-                    None => groups.push((h, s, vec![slot])),
+                    Some((hs, _, slots)) => {
+                        hs.push(h);
+                        slots.push(slot);
+                    }
+                    None => groups.push((vec![h], s, vec![slot])),
                 }
             }
             Err(err) => results.push((id, Err(err))),
         }
     }
-    for (h, s, slots) in groups {
-        let verdict = change(ctx, &h, s).await;
+    for (hs, s, slots) in groups {
+        let verdict = if s == 0 {
+            let refs: Vec<&ReceiptHandle> = hs.iter().collect();
+            release_in_claim(ctx, q, &refs).await
+        } else {
+            change(ctx, &hs[0], s).await
+        };
         for slot in slots {
             if let Err(e) = &verdict {
                 results[slot].1 = Err(e.clone());

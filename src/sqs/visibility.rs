@@ -5,8 +5,15 @@
 //! its visibility timeout ends. No lane is held while a message is in flight, so lanes do
 //! not bound how many messages are in flight, and a held message blocks nothing behind it.
 //!
-//! - The handle names the timer, `vis.<MessageId>.<receive count>`: each delivery has its
-//!   own, so a handle from an earlier delivery never touches a later one's timer.
+//! - The handle names the timer, `vis.<MessageId>.<receive count>.r<receive>`: each
+//!   delivery has its own, so a handle from an earlier delivery never touches a later one's
+//!   timer, and two receives of one copy (a pop whose lease ran out under a stalled
+//!   receive, popped again by another) never share one: undoing one cannot cancel the
+//!   other's.
+//! - At `VisibilityTimeout=0` the copy is pushed back in the receive's own transaction
+//!   instead: visible at once, and counted.
+//! - A copy larger than a timer may carry (`fits_a_timer`) is not held here: the receive
+//!   moves it to a lane of its own and holds it there by a lease (`receive::hold_by_lease`).
 //! - Delete cancels the timer. When it has fired already, SQS still deletes the message
 //!   if nobody received it since; a tombstone `qs:del:<queue>:<MessageId>` holding the
 //!   handle's receive count marks that, and a receive that pops the copy made at that very
@@ -47,13 +54,59 @@ pub const FIRST_RECEIVE: &str = "queen.firstReceive";
 /// lanes: if the facade dies in between, the messages are visible again after this.
 pub const POP_LEASE_SECONDS: u64 = 30;
 
-pub fn timer_key(message_id: &str, count: u32) -> String {
-    format!("{TIMER_PREFIX}{message_id}.{count}")
+/// The largest payload a broker timer carries (decoded), on both brokers.
+pub const TIMER_PAYLOAD_MAX: usize = 1_048_576;
+
+/// The timer key of one delivery: the message, its receive count, and the receive (a tag
+/// of the pop's lease id, unique per pop call).
+pub fn timer_key(message_id: &str, count: u32, lease_id: &str) -> String {
+    let tag: String = lease_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .rev()
+        .take(12)
+        .collect();
+    format!("{TIMER_PREFIX}{message_id}.{count}.r{tag}")
 }
 
-/// The receive count a timer key was minted at.
+/// The receive count a timer key was minted at (keys minted before the receive tag end
+/// in the count).
 fn count_of_key(key: &str) -> Option<u32> {
-    key.rsplit('.').next()?.parse().ok()
+    let mut parts = key.rsplit('.');
+    let last = parts.next()?;
+    let count = if last.starts_with('r') {
+        parts.next()?
+    } else {
+        last
+    };
+    count.parse().ok()
+}
+
+/// The copy's payload text, when a timer can carry it.
+pub fn fits_a_timer(copy: &Envelope) -> Option<String> {
+    let text = copy.to_json().to_string();
+    (text.len() <= TIMER_PAYLOAD_MAX).then_some(text)
+}
+
+/// Lanes of one oversized message each: `solo.<MessageId>`.
+const SOLO_PREFIX: &str = "solo.";
+
+pub fn solo_lane(message_id: &str) -> String {
+    format!("{SOLO_PREFIX}{message_id}")
+}
+
+pub fn is_solo_lane(partition: &str) -> bool {
+    partition.starts_with(SOLO_PREFIX)
+}
+
+/// The push that puts a copy back in its lane at once (a receive at visibility 0).
+pub fn requeue(q: &QueueRecord, partition: &str, copy: &Envelope) -> PushItem {
+    PushItem {
+        queue: q.name.clone(),
+        partition: partition.to_string(),
+        payload: copy.to_json(),
+        transaction_id: None,
+    }
 }
 
 fn tombstone_key(queue: &str, message_id: &str) -> String {
@@ -93,12 +146,22 @@ pub fn redelivery_copy(
 
 /// What a receive does with one popped message.
 pub enum Fate {
-    /// Answered, and held for `visibility` by a timer carrying `copy`.
-    Hold { timer_key: String, copy: Envelope },
+    /// Answered, and held for `visibility` by a timer carrying the copy (`payload`, its
+    /// JSON text).
+    Hold { timer_key: String, payload: String },
+    /// Answered at visibility 0: the copy pushed back.
+    Requeue(PushItem),
     /// Moved to the dead-letter queue.
     DeadLetter(PushItem),
-    /// Deleted after its timer fired: dropped.
+    /// Deleted after its timer fired, or a second copy of one delivery: dropped.
     Drop,
+    /// Too large for a timer: moved to a lane of its own (the push), then held by a lease.
+    Relocate(PushItem),
+    /// Too large for a timer, in its own lane already: given back to it (ack `retry`)
+    /// after the transaction, then held by a lease.
+    GiveBack,
+    /// Behind a given-back message in its lane: left to the give-back's release.
+    Leave,
 }
 
 /// Of the popped copies (index, MessageId, receive count carried), those deleted late:
@@ -147,6 +210,9 @@ pub async fn settle_receive<T: Transport>(
 ) -> Result<Vec<bool>, ApiError> {
     let mut txn = Transaction::default();
     for (m, lease, fate) in popped {
+        if matches!(fate, Fate::GiveBack | Fate::Leave) {
+            continue;
+        }
         txn.acks.push(Ack {
             transaction_id: m.transaction_id.clone(),
             partition_id: m.partition_id.clone(),
@@ -154,16 +220,21 @@ pub async fn settle_receive<T: Transport>(
             lease_id: Some(lease.clone()),
         });
         match fate {
-            Fate::Hold { timer_key, copy } => txn.timers.push(TimerOp::Schedule(schedule(
+            Fate::Hold { timer_key, payload } => txn.timers.push(TimerOp::Schedule(schedule(
                 q,
                 timer_key,
                 &m.partition,
                 visibility_s * 1000,
-                copy,
+                payload,
             ))),
-            Fate::DeadLetter(push) => txn.pushes.push(push.clone()),
-            Fate::Drop => {}
+            Fate::Requeue(push) | Fate::Relocate(push) | Fate::DeadLetter(push) => {
+                txn.pushes.push(push.clone())
+            }
+            Fate::Drop | Fate::GiveBack | Fate::Leave => {}
         }
+    }
+    if txn.acks.is_empty() {
+        return Ok(vec![false; popped.len()]);
     }
     let mut backoff_ms = 50;
     loop {
@@ -231,6 +302,23 @@ async fn settle_in_two_steps<T: Transport>(
 /// all before the receive answers the throttle).
 const THROTTLE_BACKOFF_MAX_MS: u64 = 800;
 
+/// Gives the oversized messages of a receive back to their lanes (ack `retry` at each:
+/// the lane's lease ends there, the messages before it having been taken). A release that
+/// fails leaves the pop's lease to run out.
+pub async fn give_back<T: Transport>(ctx: &Ctx<'_, T>, popped: &[(&PoppedMessage, String, Fate)]) {
+    let acks: Vec<Ack> = popped
+        .iter()
+        .filter(|(_, _, f)| matches!(f, Fate::GiveBack))
+        .map(|(m, lease, _)| Ack {
+            transaction_id: m.transaction_id.clone(),
+            partition_id: m.partition_id.clone(),
+            status: "retry",
+            lease_id: Some(lease.clone()),
+        })
+        .collect();
+    let _lease_runs_out_otherwise = ctx.queen.ack_batch(&acks).await;
+}
+
 /// Gives popped messages back to their lanes at once (ack `retry`, never rate-limited
 /// as a KV write), so a receive that failed does not hide them for the pop's lease.
 async fn release<T: Transport>(ctx: &Ctx<'_, T>, popped: &[(&PoppedMessage, String, Fate)]) {
@@ -252,9 +340,8 @@ fn schedule(
     key: &str,
     partition: &str,
     delay_ms: u64,
-    copy: &Envelope,
+    text: &str,
 ) -> TimerSchedule {
-    let text = copy.to_json().to_string();
     TimerSchedule {
         op: "schedule",
         queue: q.name.clone(),
@@ -272,30 +359,51 @@ pub async fn delete<T: Transport>(
     q: &QueueRecord,
     handles: &[&ReceiptHandle],
 ) -> Result<Vec<Result<(), ApiError>>, ApiError> {
-    let ops: Vec<TimerOp> = handles
+    // A batch may name one handle twice (SQS asks only for distinct entry ids): one cancel
+    // per timer, as the broker wants each key once per call.
+    let mut keys: Vec<&str> = Vec::new();
+    for h in handles {
+        if !keys.contains(&key_of(h)) {
+            keys.push(key_of(h));
+        }
+    }
+    let ops: Vec<TimerOp> = keys
         .iter()
-        .map(|h| TimerOp::Cancel(TimerCancel::new(&q.name, key_of(h))))
+        .map(|k| TimerOp::Cancel(TimerCancel::new(&q.name, k)))
         .collect();
     let verdicts = ctx.queen.timer_ops(&ops).await?;
-    let mut late = Vec::new();
-    for (h, v) in handles.iter().zip(&verdicts) {
-        match TimerVerdict::of(&v.status) {
-            TimerVerdict::Cancelled => {}
-            // Fired (or being fired): the copy is back in the queue; mark this delivery.
-            _ => {
-                if let Some(count) = count_of_key(key_of(h)) {
-                    late.push(KvOp::put_ttl(
-                        tombstone_key(&q.name, &h.message_id),
-                        serde_json::json!(count),
-                        q.retention_seconds().max(60),
-                        None,
-                    ));
-                }
-            }
+    // Fired (or being fired): the copy is back in the queue; mark the delivery, one
+    // tombstone per message (the latest delivery named wins: it is the one whose copy is
+    // in the lane).
+    let mut late: Vec<(&str, u32)> = Vec::new();
+    for (key, v) in keys.iter().zip(&verdicts) {
+        if TimerVerdict::of(&v.status) == TimerVerdict::Cancelled {
+            continue;
+        }
+        let (Some(h), Some(count)) = (
+            handles.iter().find(|h| key_of(h) == *key),
+            count_of_key(key),
+        ) else {
+            continue;
+        };
+        match late.iter_mut().find(|(id, _)| *id == h.message_id) {
+            Some((_, c)) => *c = (*c).max(count),
+            None => late.push((&h.message_id, count)),
         }
     }
     if !late.is_empty() {
-        ctx.queen.kv_results(late).await?;
+        let ops = late
+            .iter()
+            .map(|(id, count)| {
+                KvOp::put_ttl(
+                    tombstone_key(&q.name, id),
+                    serde_json::json!(count),
+                    q.retention_seconds().max(60),
+                    None,
+                )
+            })
+            .collect();
+        ctx.queen.kv_results(ops).await?;
     }
     Ok(handles.iter().map(|_| Ok(())).collect())
 }
@@ -375,10 +483,17 @@ mod tests {
 
     #[test]
     fn keys_carry_the_receive_count() {
-        let k = timer_key("0193-ab.c", 7);
-        assert_eq!(k, "vis.0193-ab.c.7");
+        let k = timer_key("0193-ab.c", 7, "0190-aaaa-bbbb-cccc-1234567890ab");
+        assert_eq!(k, "vis.0193-ab.c.7.rba0987654321");
         assert_eq!(count_of_key(&k), Some(7));
+        // Keys minted before the receive tag.
+        assert_eq!(count_of_key("vis.0193-ab.c.7"), Some(7));
         assert_eq!(count_of_key("vis.x"), None);
+        // Two receives of one copy hold it under two timers.
+        assert_ne!(
+            timer_key("m", 2, "0190-0000-0000-0000-00000000000a"),
+            timer_key("m", 2, "0190-0000-0000-0000-00000000000b")
+        );
     }
 
     #[test]
