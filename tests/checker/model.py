@@ -629,6 +629,10 @@ class Checker:
         later = [x for x in d.copy.deliveries if x.rs > d.rs and x.rs < c.te]
         if later:
             return
+        # Another delete, or a change to 0, of this delivery ran first (a repeated handle).
+        for o in d.deletes + d.cmvs:
+            if o is not c and o.ts <= c.te and (o.op == "DeleteMessage" or o.extra.get("v") == 0) and o.outcome != "err":
+                return
         lo = self.deadline_lo(d, upto=c.ts)
         if lo is None or c.te >= lo - MARGIN:
             return
@@ -669,15 +673,15 @@ class Checker:
                 # Visibility: not while an earlier delivery's timeout runs.
                 for e in ds[:k - 1]:
                     if e.re is None or e.re > d.rs:
-                        if e.call is not d.call:
+                        if e.call is not d.call and e.vt > 0:
                             dup = True
                         continue
-                    if self.settled_before(e, d.rs):
+                    if self.settled_before(e, d.re):
                         continue
-                    lo = self.deadline_lo(e, upto=d.rs)
+                    lo = self.deadline_lo(e, upto=d.re)
                     if lo is None or e.vt == 0:
                         continue
-                    if d.rs < lo - MARGIN:
+                    if d.re < lo - MARGIN:
                         dup = True
                         text = (f"{s.token} delivered again at {self.rel(d.rs)} while an earlier delivery "
                                 f"(received {self.rel(e.rs)}, VisibilityTimeout {e.vt}) was invisible until >= {self.rel(lo)}")
@@ -818,12 +822,12 @@ class Checker:
                         continue  # the same receive; the same message (checked above)
                     if e.re > d.rs:
                         continue
-                    if self.settled_before(e, d.rs) or e.vt == 0:
+                    if self.settled_before(e, d.re) or e.vt == 0:
                         continue
-                    lo = self.deadline_lo(e, upto=d.rs)
-                    if lo is None or self.purged_between(qkey, e.rs, d.rs):
+                    lo = self.deadline_lo(e, upto=d.re)
+                    if lo is None or self.purged_between(qkey, e.rs, d.re):
                         continue
-                    if d.rs < lo - MARGIN:
+                    if d.re < lo - MARGIN:
                         self.bad("fifo-group", f"group {g} of {qkey[0]}: {d.msg.token} received at {self.rel(d.rs)} (consumer {d.call.consumer}) while {e.msg.token} (received {self.rel(e.rs)} by consumer {e.call.consumer}, VisibilityTimeout {e.vt}) was in flight until >= {self.rel(lo)}", [d.call, e.call])
                         break
         # Order within a group: home copies only.
@@ -844,7 +848,7 @@ class Checker:
                 for sj in ss:
                     if sj.call.te >= sk.call.ts:
                         break
-                    if sj is sk or self.possibly_removed(sj, d.rs, q):
+                    if sj is sk or self.possibly_removed(sj, d.re, q):
                         continue
                     # Earlier in the same receive, before it: in order.
                     if any(x.msg is sj and x.call is d.call and x.index_in_recv < d.index_in_recv for x in self.deliveries_of(sj)):
