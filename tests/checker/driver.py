@@ -300,6 +300,8 @@ class Run:
         except (bx.EndpointConnectionError, bx.ConnectionClosedError, bx.ReadTimeoutError,
                 bx.ConnectTimeoutError, bx.ProxyConnectionError, bx.HTTPClientError) as e:
             h.end(c, "unknown", None, None, f"{type(e).__name__}: {str(e)[:120]}")
+            if isinstance(e, (bx.EndpointConnectionError, bx.ConnectTimeoutError)):
+                time.sleep(0.25)  # the host is down (being restarted): do not spin
             return c, None
         except Exception as e:  # a botocore parse failure of a garbled answer, and the like
             h.end(c, "unknown", None, None, f"{type(e).__name__}: {str(e)[:160]}")
