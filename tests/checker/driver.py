@@ -990,13 +990,19 @@ class Run:
             nb.setdefault(n.inv, []).append(n)
         for inv, ns in nb.items():
             print(f"  note [{inv}]: {len(ns)}; first: {ns[0].text}", flush=True)
+        with open(os.path.join(self.work, "violations.txt"), "w") as f:
+            for v in violations:
+                f.write(f"[{v.inv}] {v.text}\n")
+                for c in v.calls[:6]:
+                    if c is not None:
+                        f.write(f"    {c.brief(h.t0)} {c.msg or ''}\n")
         log = os.path.join(self.work, "calls.log")
         with open(log, "w") as f:
             for c in sorted(h.calls, key=lambda c: c.ts):
                 f.write(c.brief(h.t0) + (f" {c.msg}" if c.msg and c.outcome != "ok" else "") + "\n")
         if violations:
             print(f"  operation log tail (whole log: {log}):", flush=True)
-            for c in sorted(h.calls, key=lambda c: c.te or c.ts)[-self.args.tail:]:
+            for c in (sorted(h.calls, key=lambda c: c.te or c.ts)[-self.args.tail:] if self.args.tail > 0 else []):
                 print(f"      {c.brief(h.t0)}", flush=True)
             print(f"  seed {self.seed} FAILED; replay: {replay_command(self.args, self.seed, self)}", flush=True)
 
