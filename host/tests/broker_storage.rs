@@ -271,6 +271,37 @@ async fn dedup_ids_outlive_the_payload_for_their_window() {
     b.stop().await;
 }
 
+/// Bytes of the store's pages in use (free pages left out), the WAL's latest pages included.
+fn used_bytes(b: &TestBroker) -> i64 {
+    let conn = rusqlite::Connection::open(b.dir.join("queen.sqlite3")).expect("open store");
+    let q = |p: &str| -> i64 {
+        conn.query_row(&format!("PRAGMA {p}"), [], |r| r.get(0))
+            .expect("pragma")
+    };
+    (q("page_count") - q("freelist_count")) * q("page_size")
+}
+
+#[tokio::test]
+async fn a_queued_backlog_takes_about_its_own_size() {
+    let b = TestBroker::start().await;
+    b.configure(facade_like("backlog", 0)).await;
+    let empty = used_bytes(&b);
+    // 2,000 bodies of 1 KiB over 8 partitions: 2 MiB of payload.
+    let items: Vec<Value> = (0..2000)
+        .map(|i| json!({"queue": "backlog", "partition": (i % 8).to_string(), "payload": body(i, 1024)}))
+        .collect();
+    for chunk in items.chunks(100) {
+        b.push(Value::Array(chunk.to_vec())).await;
+    }
+    let (_, payload) = stored(&b, "backlog");
+    let grown = used_bytes(&b) - empty;
+    assert!(
+        grown < payload * 3 / 2,
+        "{grown} bytes of pages for {payload} bytes of payload"
+    );
+    b.stop().await;
+}
+
 fn len(b: &TestBroker, file: &str) -> u64 {
     std::fs::metadata(b.dir.join(file))
         .map(|m| m.len())

@@ -25,11 +25,15 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// What the WAL file is cut back to when it starts over after a checkpoint: about one
 /// auto-checkpoint's worth (1,000 pages).
 const WAL_LIMIT_BYTES: i64 = 4 << 20;
+
+/// How long a connection waits for a lock another holds.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Most jobs folded into one commit.
 const MAX_GROUP: usize = 512;
@@ -131,7 +135,7 @@ impl Flush {
 
 fn open(path: &Path, write: bool) -> SResult<Connection> {
     let conn = Connection::open(path)?;
-    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     if write {
         // Only takes effect while the database has no table yet (a new data dir): lets the
         // retention sweep give reclaimed pages back to the file system
@@ -322,15 +326,23 @@ struct Turn {
     stopping: bool,
 }
 
-/// Blocks for the first message, then takes whatever else is already waiting.
-fn gather(rx: &mpsc::Receiver<WriterMsg>) -> Turn {
+/// Waits for the first message (at most `idle` when given: `None` back if none came), then
+/// takes whatever else is already waiting.
+fn gather(rx: &mpsc::Receiver<WriterMsg>, idle: Option<Duration>) -> Option<Turn> {
     let mut t = Turn {
         batch: Vec::new(),
         durability: Durability::LeaseOnly,
         checkpoints: Vec::new(),
         stopping: false,
     };
-    let mut next = rx.recv().ok();
+    let mut next = match idle {
+        None => rx.recv().ok(),
+        Some(d) => match rx.recv_timeout(d) {
+            Ok(m) => Some(m),
+            Err(mpsc::RecvTimeoutError::Timeout) => return None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+        },
+    };
     while let Some(msg) = next {
         match msg {
             WriterMsg::Job(j, d) => {
@@ -354,7 +366,21 @@ fn gather(rx: &mpsc::Receiver<WriterMsg>) -> Turn {
         // The channel closed with nothing in it.
         t.stopping = true;
     }
-    t
+    Some(t)
+}
+
+/// How long the writer waits without a job before it empties the WAL.
+const IDLE_CHECKPOINT: Duration = Duration::from_secs(1);
+
+/// Copies the whole WAL back and cuts it to nothing, waiting at most a moment for readers
+/// (a reader on an older snapshot makes it give up; the next idle second tries again).
+/// Returns whether it got through. Only when idle: under load the WAL is reused instead.
+fn truncate_wal(conn: &Connection) -> bool {
+    let _ = conn.busy_timeout(Duration::from_millis(50));
+    let busy: rusqlite::Result<i64> =
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0));
+    let _ = conn.busy_timeout(BUSY_TIMEOUT);
+    matches!(busy, Ok(0))
 }
 
 fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
@@ -371,12 +397,18 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
             d
         }
     };
+    // Whether the WAL holds frames written since it was last emptied.
+    let mut wal_dirty = false;
     while !stopping {
-        let turn = gather(&rx);
+        let Some(turn) = gather(&rx, wal_dirty.then_some(IDLE_CHECKPOINT)) else {
+            wal_dirty = !truncate_wal(&conn);
+            continue;
+        };
         stopping = turn.stopping;
         if !turn.batch.is_empty() {
             sync_mode(&conn, &mut mode, relaxed(turn.durability));
             commit_group(&conn, turn.batch);
+            wal_dirty = true;
         }
         for tx in turn.checkpoints {
             let r = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)");

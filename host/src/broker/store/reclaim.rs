@@ -187,9 +187,9 @@ pub fn expire(conn: &Connection, now: i64, max: i64) -> SResult<i64> {
         .execute([until])? as i64)
 }
 
-/// Free pages kept for reuse before the file is shrunk (4 MiB at the default page size):
+/// Free pages kept for reuse before the file is shrunk (1 MiB at the default page size):
 /// a queue whose backlog breathes would otherwise pay for shrinking and regrowing.
-const FREE_FLOOR_PAGES: i64 = 1_024;
+const FREE_FLOOR_PAGES: i64 = 256;
 /// Most pages one step gives back (16 MiB): moving pages is writing them.
 const VACUUM_STEP_PAGES: i64 = 4_096;
 

@@ -27,17 +27,23 @@ CREATE TABLE IF NOT EXISTS partitions (
     last_push_at INTEGER NOT NULL DEFAULT 0,
     UNIQUE (queue_id, name)
 );
+-- A rowid table, not WITHOUT ROWID: there a row over ~1,000 bytes spills its tail into an
+-- overflow page of its own, so a 1 KiB message took two pages; here rows are stored inline
+-- in insertion order (`seq`), several to a page, and a drained stretch of the log frees
+-- whole pages.
 CREATE TABLE IF NOT EXISTS messages (
+    seq          INTEGER PRIMARY KEY,
     partition_id INTEGER NOT NULL,
     offset       INTEGER NOT NULL,
     id           TEXT    NOT NULL,
     txn          TEXT    NOT NULL,
     created_at   INTEGER NOT NULL,
     trace_id     TEXT,
-    payload      TEXT    NOT NULL,
-    PRIMARY KEY (partition_id, offset)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS messages_txn ON messages (partition_id, txn, offset);
+    payload      TEXT    NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS messages_pos ON messages (partition_id, offset);
+-- Led by txn: the default id (a time-ordered UUIDv7) then lands at the index's right edge.
+CREATE INDEX IF NOT EXISTS messages_by_txn ON messages (txn, partition_id, offset);
 CREATE TABLE IF NOT EXISTS cursors (
     partition_id     INTEGER NOT NULL,
     grp              TEXT    NOT NULL,
@@ -118,7 +124,35 @@ CREATE TABLE IF NOT EXISTS meta (
 INSERT OR IGNORE INTO meta (k, v) VALUES ('kv_version', 1000);
 "#;
 
+/// The first layout's messages table (clustered on (partition, offset), WITHOUT ROWID).
+fn messages_v1(conn: &Connection) -> rusqlite::Result<bool> {
+    let sql: Option<String> = conn
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'messages'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(sql.is_some_and(|s| s.contains("WITHOUT ROWID")))
+}
+
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
+    if messages_v1(conn)? {
+        // Rewritten once, in one transaction, in push order (which `seq` then keeps).
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             ALTER TABLE messages RENAME TO messages_v1;
+             DROP INDEX IF EXISTS messages_txn;",
+        )?;
+        conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(
+            "INSERT INTO messages (partition_id, offset, id, txn, created_at, trace_id, payload)
+             SELECT partition_id, offset, id, txn, created_at, trace_id, payload FROM messages_v1
+              ORDER BY created_at, partition_id, offset;
+             DROP TABLE messages_v1;
+             COMMIT;",
+        )?;
+    }
     conn.execute_batch(SCHEMA)?;
     // A database written before the ready index existed gets it built once.
     let built: Option<i64> = conn
@@ -133,4 +167,51 @@ pub fn create(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch("COMMIT")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    #[test]
+    fn a_first_layout_store_keeps_its_messages_in_the_rowid_layout() {
+        let conn = Connection::open_in_memory().expect("db");
+        conn.execute_batch(
+            "CREATE TABLE messages (partition_id INTEGER NOT NULL, offset INTEGER NOT NULL,
+                 id TEXT NOT NULL, txn TEXT NOT NULL, created_at INTEGER NOT NULL, trace_id TEXT,
+                 payload TEXT NOT NULL, PRIMARY KEY (partition_id, offset)) WITHOUT ROWID;
+             CREATE INDEX messages_txn ON messages (partition_id, txn, offset);
+             INSERT INTO messages VALUES (7, 1, 'm1', 't1', 20, NULL, '\"b\"'),
+                                         (7, 0, 'm0', 't0', 10, 'tr', '\"a\"');",
+        )
+        .expect("first layout");
+        super::create(&conn).expect("migrates");
+        assert!(!super::messages_v1(&conn).expect("layout"));
+        let rows: Vec<(i64, i64, String, String, Option<String>, String)> = conn
+            .prepare("SELECT seq, offset, id, txn, trace_id, payload FROM messages ORDER BY seq")
+            .expect("select")
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+            })
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(
+            rows,
+            vec![
+                (1, 0, "m0".into(), "t0".into(), Some("tr".into()), "\"a\"".into()),
+                (2, 1, "m1".into(), "t1".into(), None, "\"b\"".into()),
+            ]
+        );
+        let old: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('messages_v1', 'messages_txn')",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!(old, 0);
+        // Idempotent: a second open changes nothing.
+        super::create(&conn).expect("again");
+    }
 }
