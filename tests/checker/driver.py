@@ -101,8 +101,13 @@ def fill_to(rng: random.Random, prefix: str, nbytes: int, style: str) -> str:
 def make_body(rng: random.Random, token: str, max_bytes: int, big_ok: bool) -> str:
     prefix = token + "|"
     r = rng.random()
-    if big_ok and r < 0.5:
-        style = rng.choice(["mixed", "quotes", "backslash", "b64"])
+    if big_ok:
+        # Near the limit; or, on a 1 MiB queue, 550-700 KB of characters JSON doubles.
+        style = rng.choice(["b64", "b64", "mixed", "quotes", "backslash", "half-quotes"])
+        if style == "half-quotes":
+            if max_bytes >= 1000000:
+                return fill_to(rng, prefix, rng.randint(550000, 700000), "quotes")
+            style = "quotes"
         n = max_bytes - rng.randint(0, 64)
         return fill_to(rng, prefix, max(len(prefix) + 1, n), style)
     if r < 0.7:
@@ -182,7 +187,7 @@ class Run:
             self.topology = "inproc" if seed % 5 == 4 else "proxy"
         if self.topology == "inproc" and self.profile in ("faults", "chaos"):
             self.profile = "kills" if self.profile == "chaos" else "clean"
-        self.consumers = args.consumers or self.rng.randint(2, 5)
+        self.consumers = args.consumers or self.rng.randint(3, 6)
         self.run_id = f"{seed % 100000}x{random.Random().randrange(36**4):04x}"[:14]
         self.history = History(args.broker, self.run_id)
         self.work = tempfile.mkdtemp(prefix=f"checker-{seed}-", dir=args.workdir)
@@ -495,7 +500,7 @@ class Run:
             sub = self.history.begin("SendMessageBatchEntry", q.info.key, cid)
             sub.ts, sub.te = c.ts, c.te
             sub.outcome = "err" if f.get("SenderFault", True) else "unknown"
-            sub.status = 400 if f.get("SenderFault", True) else 500
+            sub.status = 400 if f.get("SenderFault", True) else (503 if code == "ServiceUnavailable" else 500)
             sub.code = code
             sub.msg = f.get("Message")
 
@@ -508,7 +513,7 @@ class Run:
             vt = rng.choice([0, 1, 2, 2, 3, 3, 4, 5, 6, 8])
         if vt is not None:
             kw["VisibilityTimeout"] = vt
-        wait = wait if wait is not None else rng.choice([0, 0, 0, 0, 0, 1, 1, 2])
+        wait = wait if wait is not None else rng.choice([0, 0, 0, 0, 0, 0, 1, 1, 2])
         kw["WaitTimeSeconds"] = wait
         c, r = self.call("ReceiveMessage", q, cid, "receive_message", QueueUrl=q.url,
                          **{k: v for k, v in kw.items() if k != "QueueUrl"})
@@ -639,7 +644,7 @@ class Run:
                     f = failed[i]
                     code = error_code(f.get("Code"))
                     sub.outcome = "err" if f.get("SenderFault", True) and code not in THROTTLE_CODES else "unknown"
-                    sub.status = 400 if f.get("SenderFault", True) else 500
+                    sub.status = 400 if f.get("SenderFault", True) else (503 if code == "ServiceUnavailable" else 500)
                     sub.code = code
                     sub.msg = f.get("Message")
                 else:
@@ -996,6 +1001,9 @@ class Run:
                 for c in v.calls[:6]:
                     if c is not None:
                         f.write(f"    {c.brief(h.t0)} {c.msg or ''}\n")
+        with open(os.path.join(self.work, "faults.log"), "w") as f:
+            for st, en, what in sorted(h.fault_windows + h.kill_windows):
+                f.write(f"{st - h.t0:8.3f}-{(en or st) - h.t0:8.3f} {what}\n")
         log = os.path.join(self.work, "calls.log")
         with open(log, "w") as f:
             for c in sorted(h.calls, key=lambda c: c.ts):
@@ -1078,7 +1086,7 @@ def main(argv=None):
     p.add_argument("--profile", choices=["auto"] + PROFILES, default="auto")
     p.add_argument("--topology", choices=["auto", "proxy", "inproc"], default="auto")
     p.add_argument("--big", type=int, default=4, help="near-maximum-size messages per seed at most")
-    p.add_argument("--big-rate", type=float, default=0.02)
+    p.add_argument("--big-rate", type=float, default=0.04)
     p.add_argument("--long-delays", type=int, default=1, help="proxy delays past the 30 s pop lease per seed")
     p.add_argument("--delete-queues", action="store_true", default=True)
     p.add_argument("--no-delete-queues", dest="delete_queues", action="store_false")

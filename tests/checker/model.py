@@ -420,7 +420,9 @@ class Checker:
                 elif c.code in THROTTLE_CODES:
                     self.stats["throttled"] += 1
                 else:
-                    self.bad("no-5xx", f"{c.op} answered {c.status} {c.code}: {str(c.msg)[:200]}", [c])
+                    near = self.faults_near(c)
+                    self.bad("no-5xx", f"{c.op} answered {c.status} {c.code}: {str(c.msg)[:160]}"
+                             + (f" (broker calls meeting a fault meanwhile: {near})" if near else " (no fault injected meanwhile)"), [c])
             elif c.outcome == "unknown" and c.status is None:
                 if not h._disturbed(c.ts, c.te):
                     self.bad("no-5xx", f"{c.op} got no answer ({c.msg}) with no fault injected and no kill", [c])
@@ -428,6 +430,16 @@ class Checker:
                 self.check_refusal(c)
             elif c.code in THROTTLE_CODES or c.status == 429:
                 self.stats["throttled"] += 1
+
+    def faults_near(self, c: Call):
+        out = []
+        for st, en, what in self.h.fault_windows:
+            if st <= c.te and (en is None or en >= c.ts):
+                out.append(what)
+        for st, en, what in self.h.kill_windows:
+            if st <= c.te + 0.5 and (en is None or en + 1.0 >= c.ts):
+                out.append(what)
+        return "; ".join(out[:4])
 
     def check_refusal(self, c: Call):
         code = c.code
