@@ -544,3 +544,41 @@ async fn a_fifo_claim_given_back_whole_is_visible_at_once() {
         }
     }
 }
+
+// --- FIFO: deduplication ids and a purge ----------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purge_takes_the_deduplication_ids_of_its_messages_with_it() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("dd.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    let send_in = |group: &'static str| {
+        let url = url.clone();
+        let ep = &ep;
+        async move {
+            ep.sqs_ok(
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": group, "MessageGroupId": group, "MessageDeduplicationId": "same-id"}),
+            )
+            .await["MessageId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let before = send_in("g1").await;
+    ep.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    let after = send_in("g2").await;
+    assert_ne!(before, after, "a new message, not the purged one's id");
+    let got = receive_200(&ep, &url, json!({"WaitTimeSeconds": 2})).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["Body"], "g2");
+    assert_eq!(
+        attr(&got[0], "MessageGroupId"),
+        "g2",
+        "delivered in its own group"
+    );
+    // Within the new incarnation, the id deduplicates again.
+    assert_eq!(send_in("g3").await, after);
+}

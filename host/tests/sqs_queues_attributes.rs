@@ -295,7 +295,9 @@ async fn set_queue_attributes_merges_and_reconfigures_the_broker() {
     // The broker's row follows the record: the lease is the visibility timeout.
     let options = ep.broker.queue_options("s").await;
     assert_eq!(options["leaseTime"], 90, "{options}");
-    assert_eq!(options["delayedProcessing"], 4, "{options}");
+    // A standard queue's delay is a timer at send, never the broker's (it would also
+    // delay redeliveries): sqs_delivery_edges.rs.
+    assert_eq!(options["delayedProcessing"], 0, "{options}");
 
     // Concurrent sets of different attributes all land (compare-and-set, retried).
     let ep = std::sync::Arc::new(ep);

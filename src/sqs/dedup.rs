@@ -3,7 +3,7 @@
 //! queue is one message group.
 //!
 //! Each deduplication id is claimed in the KV store for the queue's deduplication window
-//! (`qs:dd:<queue>:<id>` = `{"g": <group>}`, created only if absent), in ONE call for a
+//! (`qs:dd:<queue>:<created>.<purged>:<id>` = `{"g": <group>}`, created only if absent), in ONE call for a
 //! whole send, before the push. A send whose id is already claimed by another group is
 //! pushed into THAT group with the same id: the broker's own per-group deduplication then
 //! writes nothing and answers the original's MessageId, as SQS does. The broker's window
@@ -20,8 +20,10 @@ use crate::service::Ctx;
 use crate::wire::ApiError;
 use serde_json::{json, Value};
 
-pub fn key(queue: &str, dedup_id: &str) -> String {
-    format!("qs:dd:{queue}:{dedup_id}")
+/// A deduplication id's claim, scoped to the queue's incarnation: a purge, or a delete and
+/// create under the same name, starts afresh, so an id used before names no group after.
+pub fn key(q: &QueueRecord, dedup_id: &str) -> String {
+    format!("qs:dd:{}:{}.{}:{dedup_id}", q.name, q.created, q.purged)
 }
 
 /// Whether deduplication spans the whole queue (FIFO, unless `messageGroup` is set).
@@ -51,7 +53,7 @@ pub async fn route<T: Transport>(
     let ttl = q.dedup_window_seconds();
     let ops = claims
         .iter()
-        .map(|(id, group)| KvOp::put_ttl(key(&q.name, id), json!({ "g": group }), ttl, Some(0)))
+        .map(|(id, group)| KvOp::put_ttl(key(q, id), json!({ "g": group }), ttl, Some(0)))
         .collect();
     let results = ctx.queen.kv_results(ops).await?;
     for ((_, group), r) in claims.iter_mut().zip(&results) {

@@ -92,6 +92,7 @@ pub async fn create_queue<T: Transport>(
         tags: new_tags,
         created: now,
         modified: now,
+        purged: 0,
     };
     let version = match registry::create(ctx, &record).await? {
         Ok(v) => v,
@@ -493,5 +494,12 @@ async fn delete_and_recreate<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Resu
     ctx.queen
         .configure(name, &current.record.queen_options())
         .await?;
+    // The purged messages' deduplication ids go with them (a new incarnation, `dedup`).
+    let now = ctx.now_ms;
+    registry::update(ctx, name, |r| {
+        r.purged = now.max(r.purged + 1);
+        Ok(())
+    })
+    .await?;
     Ok(())
 }

@@ -47,6 +47,14 @@ pub struct QueueRecord {
     /// Unix seconds.
     pub created: i64,
     pub modified: i64,
+    /// When the queue was last purged (ms since the epoch; 0: never). With `created` it
+    /// names the queue's incarnation, which scopes its deduplication ids (`dedup`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub purged: i64,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }
 
 /// AddPermission grants by label, kept beside the record (never enforced).

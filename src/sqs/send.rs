@@ -448,6 +448,7 @@ mod tests {
             tags: BTreeMap::new(),
             created: 0,
             modified: 0,
+            purged: 0,
         }
     }
 
