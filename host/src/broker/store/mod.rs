@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// What the WAL file is cut back to when it starts over after a checkpoint: about one
@@ -397,18 +397,24 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<WriterMsg>, flush: Flush) {
             d
         }
     };
-    // Whether the WAL holds frames written since it was last emptied.
-    let mut wal_dirty = false;
+    // Since when the WAL holds frames it has not been emptied of. The sweepers' periodic
+    // jobs usually change nothing, so only commits that changed rows (or a vacuum, which
+    // asks for a checkpoint) count: otherwise the writer would never look idle.
+    let mut dirty_since: Option<Instant> = None;
     while !stopping {
-        let Some(turn) = gather(&rx, wal_dirty.then_some(IDLE_CHECKPOINT)) else {
-            wal_dirty = !truncate_wal(&conn);
+        let wait = dirty_since.map(|t| IDLE_CHECKPOINT.saturating_sub(t.elapsed()));
+        let Some(turn) = gather(&rx, wait) else {
+            dirty_since = (!truncate_wal(&conn)).then(Instant::now);
             continue;
         };
         stopping = turn.stopping;
+        let changes = conn.total_changes();
         if !turn.batch.is_empty() {
             sync_mode(&conn, &mut mode, relaxed(turn.durability));
             commit_group(&conn, turn.batch);
-            wal_dirty = true;
+        }
+        if conn.total_changes() != changes || !turn.checkpoints.is_empty() {
+            dirty_since = Some(Instant::now());
         }
         for tx in turn.checkpoints {
             let r = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)");
