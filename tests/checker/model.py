@@ -598,7 +598,12 @@ class Checker:
                 if d is None:
                     continue
                 (d.deletes if c.op == "DeleteMessage" else d.cmvs).append(c)
-                self.judge_settle_refusal(d, c)
+        # Judged once every settle is attached: a repeated handle's other entry counts.
+        for c in calls:
+            if c.op in ("DeleteMessage", "ChangeMessageVisibility"):
+                d = self.by_handle.get(c.extra.get("handle"))
+                if d is not None:
+                    self.judge_settle_refusal(d, c)
 
     def deadline_lo(self, d: Delivery, upto=None):
         """The earliest the delivery's visibility can end, following the changes answered
@@ -693,6 +698,7 @@ class Checker:
                     lo = self.deadline_lo(e, upto=d.re)
                     if lo is None or e.vt == 0:
                         continue
+                    self.stats["judged: redeliveries against a running visibility"] += 1
                     if d.re < lo - MARGIN:
                         dup = True
                         text = (f"{s.token} delivered again at {self.rel(d.rs)} while an earlier delivery "
@@ -807,6 +813,7 @@ class Checker:
                     lo = self.deadline_lo(d, upto=c.ts)
                     if lo is None or c.te >= lo - MARGIN:
                         continue
+                    self.stats["judged: deletes of a current delivery"] += 1
                     for x in others:
                         if x.rs > c.te:
                             extra = ""
@@ -839,6 +846,7 @@ class Checker:
                     lo = self.deadline_lo(e, upto=d.re)
                     if lo is None or self.purged_between(qkey, e.rs, d.re):
                         continue
+                    self.stats["judged: FIFO receives against a held group"] += 1
                     if d.re < lo - MARGIN:
                         self.bad("fifo-group", f"group {g} of {qkey[0]}: {d.msg.token} received at {self.rel(d.rs)} (consumer {d.call.consumer}) while {e.msg.token} (received {self.rel(e.rs)} by consumer {e.call.consumer}, VisibilityTimeout {e.vt}) was in flight until >= {self.rel(lo)}", [d.call, e.call])
                         break
@@ -945,6 +953,7 @@ class Checker:
                 continue
             if any(c.ts < e.te and c.te > e.ts - HIDDEN_HOLD for c in self.unknown_receives.get(e.qkey, [])):
                 continue
+            self.stats["judged: empty long polls"] += 1
             found = None
             for s in never[e.qkey]:
                 v = s.call.te + (s.delay_hi or 0)
