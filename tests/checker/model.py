@@ -947,8 +947,9 @@ class Checker:
             q = h.queues.get(e.qkey)
             if q is None or q.fifo or q.is_dlq:
                 continue
-            if h._disturbed(e.ts - HIDDEN_HOLD, e.te) or self.purged_between(e.qkey, -1e18, e.te):
+            if h._disturbed(e.ts - HIDDEN_HOLD, e.te):
                 continue
+            purges = [p for p in h.purges.get(e.qkey, []) if p.outcome != "err" and p.ts < e.te]
             if q.deleted and q.deleted[0] < e.te:
                 continue
             if any(c.ts < e.te and c.te > e.ts - HIDDEN_HOLD for c in self.unknown_receives.get(e.qkey, [])):
@@ -957,11 +958,15 @@ class Checker:
             found = None
             for s in never[e.qkey]:
                 v = s.call.te + (s.delay_hi or 0)
+                if any(p.te >= s.call.ts for p in purges):
+                    continue
                 if v + LIVENESS_SLACK < e.ts and s.message_id:
                     found = (s, v, None)
                     break
             if not found:
                 for copy in by_queue.get(e.qkey, []):
+                    if any(p.te >= copy.send.call.ts for p in purges):
+                        continue
                     r = self.visible_since(copy, e, q)
                     if r is not None:
                         found = (copy.send, r[0], r[1])
