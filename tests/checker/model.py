@@ -985,7 +985,11 @@ class Checker:
             return None
         before = [d for d in copy.deliveries if d.rs < e.te]
         if not before:
-            return None  # handled as never delivered when it truly never was
+            # First delivered only after the poll: visible since its send and delay.
+            v = s.call.te + (s.delay_hi or 0)
+            if s.message_id and v + LIVENESS_SLACK < e.ts:
+                return v, None
+            return None
         last = before[-1]
         if last.re > e.ts:
             return None  # taken around the poll
