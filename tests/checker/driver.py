@@ -835,16 +835,17 @@ class Run:
         rng = random.Random(self.seed * 131 + 3)
         faults = self.profile in ("faults", "chaos") and self.proxy is not None
         kills = self.profile in ("kills", "chaos")
-        next_kill = now() + rng.uniform(4, 9) if kills else 1e18
+        span = max(4.0, end - now())
+        next_kill = now() + rng.uniform(0.2, 0.6) * span if kills else 1e18
         next_toggle = now() + rng.uniform(1, 3)
         while now() < end - 2:
             t = now()
             if faults and t >= next_toggle:
                 self.proxy.enabled = not self.proxy.enabled
                 next_toggle = t + (rng.uniform(2, 6) if self.proxy.enabled else rng.uniform(2, 5))
-            if t >= next_kill and end - t > 12:
+            if t >= next_kill and end - t > 2:
                 self.kill_host(rng)
-                next_kill = now() + rng.uniform(6, 14)
+                next_kill = now() + rng.uniform(0.3, 0.8) * span
             time.sleep(0.1)
         if self.proxy:
             self.proxy.enabled = False
