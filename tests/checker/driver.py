@@ -758,11 +758,17 @@ class Run:
                 elif x < 0.65:
                     dq = rng.choice(self.usable(["std-dlq", "fifo-dlq"]))
                     self.call("ListMessageMoveTasks", dq, 99, "list_message_move_tasks", SourceArn=dq.arn)
-                elif x < 0.72 and deleted is None and end - now() > 75 and self.args.delete_queues:
+                elif x < 0.72 and deleted is None and self.args.delete_queues and not self.deleted_once:
                     q = self.queues.get("std-c")
                     if q and q.usable:
+                        self.deleted_once = True
                         if self.delete_queue(q):
                             deleted = ("std-c", now())
+                            # At once: the 60 s tombstone answers QueueDeletedRecently.
+                            lq, c = self.create_queue(q.plan, inc=q.info.inc + 1, consumer=99)
+                            if lq:
+                                self.queues["std-c"] = lq
+                                deleted = None
                 else:
                     q = rng.choice(self.usable())
                     self.call("GetQueueAttributes", q, 99, "get_queue_attributes", QueueUrl=q.url, AttributeNames=["All"])
@@ -928,6 +934,7 @@ class Run:
     def execute(self):
         a = self.args
         self.crashed = False
+        self.deleted_once = False
         self.say(f"broker {a.broker}, topology {self.topology}, profile {self.profile}, {self.consumers} consumers, "
                  f"--seconds {a.seconds} --ops {a.ops} (work dir {self.work})")
         t_start = now()
