@@ -187,7 +187,8 @@ class Run:
             self.topology = "inproc" if seed % 5 == 4 else "proxy"
         if self.topology == "inproc" and self.profile in ("faults", "chaos"):
             self.profile = "kills" if self.profile == "chaos" else "clean"
-        self.consumers = args.consumers or self.rng.randint(3, 6)
+        drawn = self.rng.randint(3, 6)  # drawn always, so --consumers leaves the rest as the seed made it
+        self.consumers = args.consumers or drawn
         self.run_id = f"{seed % 100000}x{random.Random().randrange(36**4):04x}"[:14]
         self.history = History(args.broker, self.run_id)
         self.work = tempfile.mkdtemp(prefix=f"checker-{seed}-", dir=args.workdir)
