@@ -524,7 +524,8 @@ class Run:
         msgs = (r or {}).get("Messages", []) if r is not None else []
         c.extra["messages"] = msgs
         tokens = [m.get("Body", "").split("|", 1)[0] for m in msgs]
-        c.extra["brief"] = f"max {kw['MaxNumberOfMessages']} vt {vt} wait {wait}: " + (",".join(t.rsplit(":", 1)[-1] for t in tokens) or "none")
+        counts = [(m.get("Attributes") or {}).get("ApproximateReceiveCount", "?") for m in msgs]
+        c.extra["brief"] = f"max {kw['MaxNumberOfMessages']} vt {vt} wait {wait}: " + (",".join(f"{t.rsplit(':', 1)[-1]}({n})" for t, n in zip(tokens, counts)) or "none")
         eff_vt = vt if vt is not None else q.info.vt
         held = []
         for m, tok in zip(msgs, tokens):
