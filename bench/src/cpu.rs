@@ -9,6 +9,11 @@ pub fn set_host_pid(pid: u32) {
     let _ = HOST_PID.set(pid);
 }
 
+/// The pid given with `--host-pid`.
+pub fn host_pid() -> Option<u32> {
+    HOST_PID.get().copied()
+}
+
 /// user + system seconds of `pid` ("self" for this process).
 fn seconds(pid: &str) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -1,5 +1,6 @@
 //! queen-sqs benchmarks. `queen-sqs-bench SCENARIO... [--sqs URL] [--queen URL] [--secs S]
-//! [--runs N] [--clients N] [--json FILE]`; scenarios: send batch drain rtt overhead backlog all.
+//! [--runs N] [--clients N] [--json FILE] [--host-pid PID] [--data-dir DIR]`; scenarios: send
+//! batch drain rtt overhead backlog all, and (not in all) broker, storage.
 //! Prints one markdown table per scenario (median and min–max over the runs) and appends
 //! every raw run as JSON lines to `--json`.
 
@@ -10,6 +11,7 @@ mod native;
 mod scenarios;
 mod sdk;
 mod stats;
+mod storage;
 
 use anyhow::{bail, Context, Result};
 use scenarios::{Env, Named};
@@ -27,6 +29,7 @@ struct Opts {
     clients: usize,
     json: Option<String>,
     host_pid: Option<u32>,
+    data_dir: Option<String>,
 }
 
 fn parse() -> Result<Opts> {
@@ -39,6 +42,7 @@ fn parse() -> Result<Opts> {
         clients: 16,
         json: None,
         host_pid: None,
+        data_dir: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -51,6 +55,7 @@ fn parse() -> Result<Opts> {
             "--clients" => o.clients = val()?.parse()?,
             "--json" => o.json = Some(val()?),
             "--host-pid" => o.host_pid = Some(val()?.parse()?),
+            "--data-dir" => o.data_dir = Some(val()?),
             s if s.starts_with("--") => bail!("unknown flag {s}"),
             s => o.scenarios.push(s.to_string()),
         }
@@ -96,6 +101,7 @@ async fn main() -> Result<()> {
         secs: o.secs,
         clients: o.clients,
         tag: format!("{:x}", std::process::id()),
+        data_dir: o.data_dir.as_ref().map(std::path::PathBuf::from),
     };
     let mut sink = match &o.json {
         Some(p) => Some(
@@ -107,6 +113,11 @@ async fn main() -> Result<()> {
         None => None,
     };
     for scenario in &o.scenarios {
+        if scenario == "storage" {
+            // Its own table: sizes and bytes, not call rates.
+            storage::storage(&env).await?;
+            continue;
+        }
         // The backlog scenario repeats inside itself (one fill to 10^6 is enough).
         let runs = if scenario == "backlog" { 1 } else { o.runs };
         let mut by_metric: BTreeMap<String, (usize, Vec<stats::RunResult>)> = BTreeMap::new();

@@ -237,3 +237,62 @@ impl Queen {
         Ok(ok as u64)
     }
 }
+
+impl Queen {
+    /// `POST /api/v1/configure` with this option bag.
+    pub async fn configure(&self, queue: &str, options: Value) -> Result<()> {
+        let body = json!({"queue": queue, "options": options});
+        let (s, v) = self
+            .call("POST", "/api/v1/configure", Some(body.to_string()))
+            .await?;
+        ensure!(s == 200, "configure answered {s}: {v}");
+        Ok(())
+    }
+
+    /// Pushes `count` envelopes whose body is `bytes` long, spread as [`Queen::push_spread`];
+    /// with `dedup`, each carries its own transaction id (a FIFO deduplication id).
+    pub async fn push_sized(
+        &self,
+        queue: &str,
+        lanes: u64,
+        first: u64,
+        count: u64,
+        bytes: usize,
+        dedup: bool,
+    ) -> Result<u64> {
+        let items: Vec<Value> = (first..first + count)
+            .map(|n| {
+                let lane = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) % lanes;
+                let body = format!("{n:>12}{}", ".".repeat(bytes.saturating_sub(12)));
+                let mut item = json!({"queue": queue, "partition": lane.to_string(),
+                                      "payload": {"b": body}});
+                if dedup {
+                    item["transactionId"] = json!(format!("dedup-{n}"));
+                }
+                item
+            })
+            .collect();
+        let (s, v) = self
+            .call(
+                "POST",
+                "/api/v1/push",
+                Some(json!({ "items": items }).to_string()),
+            )
+            .await?;
+        ensure!(s == 201 || s == 200, "push answered {s}: {v}");
+        let n = v.as_array().map(|a| a.len()).unwrap_or(0) as u64;
+        ensure!(n == count, "push of {count} answered {n} results");
+        Ok(n)
+    }
+
+    /// (pending, processing) of the queue for the queue-mode group.
+    pub async fn depth(&self, queue: &str) -> Result<(u64, u64)> {
+        let path = format!("/api/v1/resources/queues/{queue}/depth?group=__QUEUE_MODE__");
+        let (s, v) = self.call("GET", &path, None).await?;
+        ensure!(s == 200, "depth answered {s}: {v}");
+        Ok((
+            v["pending"].as_u64().unwrap_or(0),
+            v["processing"].as_u64().unwrap_or(0),
+        ))
+    }
+}

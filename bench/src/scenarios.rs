@@ -21,6 +21,8 @@ pub struct Env {
     pub clients: usize,
     /// Makes queue names unique per invocation.
     pub tag: String,
+    /// The broker's data directory (`--data-dir`), for the scenarios that weigh its files.
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 pub type Named = Vec<(String, RunResult)>;

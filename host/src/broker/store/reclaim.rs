@@ -21,10 +21,11 @@
 //! group seeded later from `all` starts at the first message still stored.
 
 use super::options::QueueOpts;
-use super::queues::{find_queue_by_id, partition_by_id, partition_by_uuid};
+use super::queues::{find_queue_by_id, partition_by_id, partition_by_uuid, PartitionRow};
 use super::SResult;
 use crate::broker::time::secs_us;
 use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
 
 /// Most messages one acknowledging write deletes per partition: a database written before
 /// reclaiming existed may hold days of consumed messages, and the retention sweep takes the
@@ -108,6 +109,8 @@ pub fn after_acks<'a>(
     now: i64,
 ) -> SResult<()> {
     let mut done: Vec<i64> = Vec::new();
+    // One option bag per queue per call: a batch ack spans many partitions of one queue.
+    let mut opts: HashMap<i64, Option<QueueOpts>> = HashMap::new();
     for uuid in partitions {
         let Some(p) = partition_by_uuid(conn, uuid)? else {
             continue;
@@ -116,7 +119,7 @@ pub fn after_acks<'a>(
             continue;
         }
         done.push(p.id);
-        partition(conn, p.id, now)?;
+        head(conn, &p, &mut opts, now)?;
     }
     Ok(())
 }
@@ -126,18 +129,26 @@ pub fn partition(conn: &Connection, pid: i64, now: i64) -> SResult<i64> {
     let Some(p) = partition_by_id(conn, pid)? else {
         return Ok(0);
     };
-    let Some(q) = find_queue_by_id(conn, p.queue_id)? else {
-        return Ok(0);
+    head(conn, &p, &mut HashMap::new(), now)
+}
+
+fn head(
+    conn: &Connection,
+    p: &PartitionRow,
+    opts: &mut HashMap<i64, Option<QueueOpts>>,
+    now: i64,
+) -> SResult<i64> {
+    let o = match opts.get(&p.queue_id) {
+        Some(o) => o.clone(),
+        None => {
+            let o = find_queue_by_id(conn, p.queue_id)?.map(|q| q.opts());
+            opts.insert(p.queue_id, o.clone());
+            o
+        }
     };
-    let (n, _) = consumed(
-        conn,
-        &q.opts(),
-        pid,
-        (p.log_start, p.last_offset),
-        now,
-        INLINE_LIMIT,
-    )?;
-    Ok(n)
+    let Some(o) = o else { return Ok(0) };
+    let span = (p.log_start, p.last_offset);
+    Ok(consumed(conn, &o, p.id, span, now, INLINE_LIMIT)?.0)
 }
 
 /// The dedup probe's second half: a reclaimed message with this transaction id pushed at or
