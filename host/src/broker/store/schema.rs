@@ -191,7 +191,14 @@ mod tests {
             .prepare("SELECT seq, offset, id, txn, trace_id, payload FROM messages ORDER BY seq")
             .expect("select")
             .query_map([], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
             })
             .expect("rows")
             .collect::<Result<_, _>>()
@@ -199,7 +206,14 @@ mod tests {
         assert_eq!(
             rows,
             vec![
-                (1, 0, "m0".into(), "t0".into(), Some("tr".into()), "\"a\"".into()),
+                (
+                    1,
+                    0,
+                    "m0".into(),
+                    "t0".into(),
+                    Some("tr".into()),
+                    "\"a\"".into()
+                ),
                 (2, 1, "m1".into(), "t1".into(), None, "\"b\"".into()),
             ]
         );
