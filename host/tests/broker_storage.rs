@@ -302,6 +302,34 @@ async fn a_queued_backlog_takes_about_its_own_size() {
     b.stop().await;
 }
 
+#[tokio::test]
+async fn timers_holding_message_copies_take_about_their_size() {
+    use base64::Engine;
+    let b = TestBroker::start().await;
+    let empty = used_bytes(&b);
+    // 1,000 visibility-style timers, each holding a 1,200-byte message copy: 1.2 MB.
+    let copy = base64::engine::general_purpose::STANDARD.encode("m".repeat(1200));
+    for chunk in 0..10 {
+        let ops: Vec<Value> = (0..100)
+            .map(|i| {
+                json!({"op": "schedule", "queue": "held", "timerKey": format!("sqs.v.{chunk}.{i}"),
+                            "delayMs": 600000, "txn": format!("t{chunk}.{i}"), "payload": copy})
+            })
+            .collect();
+        let r = b
+            .http
+            .post("/api/v1/timers", json!({ "operations": ops }))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.json);
+    }
+    let grown = used_bytes(&b) - empty;
+    assert!(
+        grown < 1_200_000 * 3 / 2,
+        "{grown} bytes of pages for 1,200,000 bytes of timer payload"
+    );
+    b.stop().await;
+}
+
 fn len(b: &TestBroker, file: &str) -> u64 {
     std::fs::metadata(b.dir.join(file))
         .map(|m| m.len())

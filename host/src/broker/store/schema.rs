@@ -88,6 +88,8 @@ CREATE TABLE IF NOT EXISTS kv (
     PRIMARY KEY (ns, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kv_expiry ON kv (expires_at) WHERE expires_at IS NOT NULL;
+-- A rowid table like `messages`: a visibility timer carries a whole message copy, and WITHOUT
+-- ROWID would give each one over ~1,000 bytes an overflow page of its own.
 CREATE TABLE IF NOT EXISTS timers (
     queue        TEXT    NOT NULL,
     timer_key    TEXT    NOT NULL,
@@ -101,9 +103,9 @@ CREATE TABLE IF NOT EXISTS timers (
     attempts     INTEGER NOT NULL DEFAULT 0,
     last_error   TEXT,
     created_at   INTEGER NOT NULL,
-    updated_at   INTEGER NOT NULL,
-    PRIMARY KEY (queue, timer_key)
-) WITHOUT ROWID;
+    updated_at   INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS timers_key ON timers (queue, timer_key);
 CREATE INDEX IF NOT EXISTS timers_due ON timers (deliver_at);
 -- Reclaimed messages whose transaction id the dedup window still needs (store/reclaim.rs):
 -- no payload, gone at `expires_at` (push time + the queue's dedupWindowSeconds).
@@ -124,35 +126,63 @@ CREATE TABLE IF NOT EXISTS meta (
 INSERT OR IGNORE INTO meta (k, v) VALUES ('kv_version', 1000);
 "#;
 
-/// The first layout's messages table (clustered on (partition, offset), WITHOUT ROWID).
-fn messages_v1(conn: &Connection) -> rusqlite::Result<bool> {
+/// Whether `table` still has the first layout (WITHOUT ROWID, clustered on its key).
+fn first_layout(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
     let sql: Option<String> = conn
         .query_row(
-            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'messages'",
-            [],
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+            [table],
             |r| r.get(0),
         )
         .optional()?;
     Ok(sql.is_some_and(|s| s.contains("WITHOUT ROWID")))
 }
 
-pub fn create(conn: &Connection) -> rusqlite::Result<()> {
-    if messages_v1(conn)? {
-        // Rewritten once, in one transaction, in push order (which `seq` then keeps).
+/// Rewrites the first layout's `messages` and `timers` tables as rowid tables, once, in one
+/// transaction: each is renamed aside, created anew by the schema and refilled (messages in
+/// push order, which `seq` then keeps).
+fn migrate_layout(conn: &Connection) -> rusqlite::Result<()> {
+    let messages = first_layout(conn, "messages")?;
+    let timers = first_layout(conn, "timers")?;
+    if !messages && !timers {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    if messages {
         conn.execute_batch(
-            "BEGIN IMMEDIATE;
-             ALTER TABLE messages RENAME TO messages_v1;
-             DROP INDEX IF EXISTS messages_txn;",
+            "ALTER TABLE messages RENAME TO messages_v1; DROP INDEX IF EXISTS messages_txn;",
         )?;
-        conn.execute_batch(SCHEMA)?;
+    }
+    if timers {
+        conn.execute_batch(
+            "ALTER TABLE timers RENAME TO timers_v1; DROP INDEX IF EXISTS timers_due;",
+        )?;
+    }
+    conn.execute_batch(SCHEMA)?;
+    if messages {
         conn.execute_batch(
             "INSERT INTO messages (partition_id, offset, id, txn, created_at, trace_id, payload)
              SELECT partition_id, offset, id, txn, created_at, trace_id, payload FROM messages_v1
               ORDER BY created_at, partition_id, offset;
-             DROP TABLE messages_v1;
-             COMMIT;",
+             DROP TABLE messages_v1;",
         )?;
     }
+    if timers {
+        conn.execute_batch(
+            "INSERT INTO timers (queue, timer_key, partition, deliver_at, txn, message_id,
+                                 payload, payload_zstd, encrypted, attempts, last_error,
+                                 created_at, updated_at)
+             SELECT queue, timer_key, partition, deliver_at, txn, message_id, payload,
+                    payload_zstd, encrypted, attempts, last_error, created_at, updated_at
+               FROM timers_v1;
+             DROP TABLE timers_v1;",
+        )?;
+    }
+    conn.execute_batch("COMMIT")
+}
+
+pub fn create(conn: &Connection) -> rusqlite::Result<()> {
+    migrate_layout(conn)?;
     conn.execute_batch(SCHEMA)?;
     // A database written before the ready index existed gets it built once.
     let built: Option<i64> = conn
@@ -174,7 +204,7 @@ mod tests {
     use rusqlite::Connection;
 
     #[test]
-    fn a_first_layout_store_keeps_its_messages_in_the_rowid_layout() {
+    fn a_first_layout_store_keeps_its_messages_and_timers_in_the_rowid_layout() {
         let conn = Connection::open_in_memory().expect("db");
         conn.execute_batch(
             "CREATE TABLE messages (partition_id INTEGER NOT NULL, offset INTEGER NOT NULL,
@@ -182,11 +212,30 @@ mod tests {
                  payload TEXT NOT NULL, PRIMARY KEY (partition_id, offset)) WITHOUT ROWID;
              CREATE INDEX messages_txn ON messages (partition_id, txn, offset);
              INSERT INTO messages VALUES (7, 1, 'm1', 't1', 20, NULL, '\"b\"'),
-                                         (7, 0, 'm0', 't0', 10, 'tr', '\"a\"');",
+                                         (7, 0, 'm0', 't0', 10, 'tr', '\"a\"');
+             CREATE TABLE timers (queue TEXT NOT NULL, timer_key TEXT NOT NULL,
+                 partition TEXT NOT NULL, deliver_at INTEGER NOT NULL, txn TEXT NOT NULL,
+                 message_id TEXT NOT NULL, payload BLOB NOT NULL,
+                 payload_zstd INTEGER NOT NULL DEFAULT 0, encrypted INTEGER NOT NULL DEFAULT 0,
+                 attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+                 created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                 PRIMARY KEY (queue, timer_key)) WITHOUT ROWID;
+             CREATE INDEX timers_due ON timers (deliver_at);
+             INSERT INTO timers VALUES ('q', 'sqs.k', 'p', 99, 'tx', 'mid', x'0102', 0, 0, 2,
+                                        'boom', 5, 6);",
         )
         .expect("first layout");
         super::create(&conn).expect("migrates");
-        assert!(!super::messages_v1(&conn).expect("layout"));
+        assert!(!super::first_layout(&conn, "messages").expect("layout"));
+        assert!(!super::first_layout(&conn, "timers").expect("layout"));
+        let timer: (String, i64, Vec<u8>, i64, String) = conn
+            .query_row(
+                "SELECT timer_key, deliver_at, payload, attempts, last_error FROM timers",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .expect("timer kept");
+        assert_eq!(timer, ("sqs.k".into(), 99, vec![1, 2], 2, "boom".into()));
         let rows: Vec<(i64, i64, String, String, Option<String>, String)> = conn
             .prepare("SELECT seq, offset, id, txn, trace_id, payload FROM messages ORDER BY seq")
             .expect("select")
@@ -219,7 +268,8 @@ mod tests {
         );
         let old: i64 = conn
             .query_row(
-                "SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('messages_v1', 'messages_txn')",
+                "SELECT COUNT(*) FROM sqlite_schema
+                  WHERE name IN ('messages_v1', 'messages_txn', 'timers_v1')",
                 [],
                 |r| r.get(0),
             )
