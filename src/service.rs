@@ -36,6 +36,11 @@ impl From<QueenError> for ApiError {
                 ErrorCode::ServiceUnavailable,
                 "The request has failed due to a temporary failure of the server.",
             ),
+            // The broker in trouble (a 5xx of its own): retryable, as an outage is.
+            QueenError::Failed { status, .. } if status >= 500 => ApiError::new(
+                ErrorCode::ServiceUnavailable,
+                "The request has failed due to a temporary failure of the server.",
+            ),
             QueenError::Failed { .. } | QueenError::BadAnswer(_) => ApiError::new(
                 ErrorCode::InternalError,
                 "The request processing has failed because of an unknown error, exception or failure.",

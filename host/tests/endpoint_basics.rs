@@ -99,9 +99,9 @@ async fn bad_bodies_get_aws_errors_and_the_endpoint_keeps_serving() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_body_over_two_mebibytes_is_refused() {
+async fn a_body_over_four_mebibytes_is_refused() {
     let ep = Endpoint::start().await;
-    let big = vec![b'a'; 2 * 1024 * 1024 + 1];
+    let big = vec![b'a'; 4 * 1024 * 1024 + 1];
     let (status, _, body) = ep
         .raw(
             "POST",

@@ -271,3 +271,46 @@ async fn a_purge_cut_off_half_way_can_be_retried_at_once() {
     assert_eq!(got.len(), 1);
     assert_eq!(got[0]["Body"], "later");
 }
+
+/// A broker that answers 500 is in trouble, not the request: the client is told to retry
+/// (`ServiceUnavailable`, 503), never `InternalError`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_failure_answers_service_unavailable() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let a = Endpoint::start().await;
+    let url = a.create_queue("fails", json!({})).await;
+    let fail = Arc::new(AtomicBool::new(true));
+    let flag = fail.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        (seen.path_and_query.starts_with("/api/v1/push") && flag.swap(false, SeqCst))
+            .then(|| (500, br#"{"error":"pool"}"#.to_vec()))
+    });
+    let proxy = support::proxy(a.broker.url(), hook).await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{proxy}")),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url_b = url.replace(&a.url, &b.url);
+    let (status, body) = b
+        .sqs(
+            "SendMessage",
+            json!({"QueueUrl": url_b, "MessageBody": "m"}),
+        )
+        .await;
+    assert!(!fail.load(SeqCst), "the push was the call that failed");
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body["__type"]
+            .as_str()
+            .unwrap()
+            .ends_with("ServiceUnavailable"),
+        "{body}"
+    );
+    b.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url_b, "MessageBody": "m"}),
+    )
+    .await;
+}

@@ -95,6 +95,40 @@ impl AckResult {
         let e = self.error.as_deref().unwrap_or("");
         e.starts_with("invalid or expired lease") || e.starts_with("consumer not found")
     }
+
+    /// What the ack did, read off the broker's words (the only place that reads them).
+    pub fn verdict(&self) -> AckVerdict {
+        // The broker's failures that mean "nothing of this lease or message is left to
+        // settle" (shared/queen-api.md §2.6), as opposed to a broker in trouble.
+        const STALE: &[&str] = &[
+            "invalid or expired lease",
+            "consumer not found",
+            "already committed",
+            "unresolvable",
+            "unresolved",
+            "no leased batch",
+            "position beyond leased batch",
+        ];
+        let err = self.error.as_deref().unwrap_or("");
+        if self.success {
+            AckVerdict::Applied
+        } else if STALE.iter().any(|p| err.starts_with(p)) {
+            AckVerdict::Stale
+        } else {
+            AckVerdict::Failed
+        }
+    }
+}
+
+/// What an ack did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckVerdict {
+    /// Applied (or already below the cursor).
+    Applied,
+    /// The lease or the message it named is gone.
+    Stale,
+    /// A broker failure: worth a retry.
+    Failed,
 }
 
 #[derive(Debug, Clone, Deserialize)]

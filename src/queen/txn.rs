@@ -41,8 +41,46 @@ pub enum TxnOutcome {
     /// Committed: one result per push item, per ack, per kv op, then per timer op (flat
     /// index space).
     Committed(Vec<TxnResult>),
-    /// Rolled back whole; `reason` is the broker's closed set (`duplicate`, `ack_rejected`, `kv_precondition`, …).
-    RolledBack { reason: String, error: String },
+    /// Rolled back whole, for `reason`.
+    RolledBack {
+        reason: RollbackReason,
+        error: String,
+    },
+}
+
+/// Why the broker rolled a transaction back: the reasons the facade acts on, by name, and
+/// any other kept as the broker said it (shared/queen-api.md §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackReason {
+    /// A push met its deduplication window.
+    Duplicate,
+    /// An ack was refused (its lease is gone, or the engine no longer resolves the message).
+    AckRejected,
+    /// A KV precondition failed.
+    KvPrecondition,
+    Other(String),
+}
+
+impl RollbackReason {
+    pub fn of(reason: &str) -> RollbackReason {
+        match reason {
+            "duplicate" => RollbackReason::Duplicate,
+            "ack_rejected" => RollbackReason::AckRejected,
+            "kv_precondition" => RollbackReason::KvPrecondition,
+            other => RollbackReason::Other(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for RollbackReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RollbackReason::Duplicate => "duplicate",
+            RollbackReason::AckRejected => "ack_rejected",
+            RollbackReason::KvPrecondition => "kv_precondition",
+            RollbackReason::Other(r) => r,
+        })
+    }
 }
 
 impl<T: Transport> Queen<'_, T> {
@@ -89,7 +127,7 @@ impl<T: Transport> Queen<'_, T> {
             .await?;
         if !a.success {
             return Ok(TxnOutcome::RolledBack {
-                reason: a.reason.unwrap_or_else(|| "unknown".into()),
+                reason: RollbackReason::of(a.reason.as_deref().unwrap_or("unknown")),
                 error: a.error.unwrap_or_default(),
             });
         }

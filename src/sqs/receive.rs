@@ -34,7 +34,9 @@ use crate::http::Transport;
 use crate::model::{
     attrs_to_api, md5_of_body, md5_of_message_attributes, mint, Attrs, Envelope, ReceiptHandle,
 };
-use crate::queen::{Ack, PopOptions, Popped, PoppedMessage, Transaction, TxnOutcome};
+use crate::queen::{
+    Ack, PopOptions, Popped, PoppedMessage, RollbackReason, Transaction, TxnOutcome,
+};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use futures_util::future::join_all;
@@ -292,7 +294,20 @@ async fn hold_by_lease<T: Transport>(
     for m in all.iter_mut() {
         m.delivery_attempt = None;
     }
-    receive_counts::fill(ctx, q, &mut all).await;
+    if receive_counts::fill(ctx, q, &mut all).await.is_err() {
+        // Uncounted, they are not answered: given back to their lanes at once.
+        let back: Vec<Ack> = held
+            .iter()
+            .flat_map(|p| {
+                p.messages.iter().map(|m| {
+                    let lease = m.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
+                    claims::ack(&m.transaction_id, &m.partition_id, &lease, "retry")
+                })
+            })
+            .collect();
+        release_all(ctx, &back).await;
+        return Ok(Vec::new());
+    }
     let mut out = Vec::new();
     for p in &held {
         for m in &p.messages {
@@ -359,11 +374,44 @@ async fn receive_fifo<T: Transport>(
     lease_s: u64,
     release: bool,
 ) -> Result<Value, ApiError> {
-    let q = v.q;
-    let mut popped = pop_claims(ctx, &q.name, max, wait_s, lease_s).await?;
+    let popped = pop_claims(ctx, &v.q.name, max, wait_s, lease_s).await?;
     if popped.is_empty() {
         return Ok(json!({}));
     }
+    // A receive that fails after its claims were made answers nothing: it gives them back
+    // at once (ack `retry` at each claim's last message, so even a claim whose deleted
+    // head was acked on the way is released), rather than hiding their groups for the
+    // visibility timeout. Their receive counts stay raised by this one attempt.
+    let give_back: Vec<Ack> = popped
+        .iter()
+        .filter_map(|p| {
+            let last = p.messages.last()?;
+            let lease = last.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
+            Some(claims::ack(
+                &last.transaction_id,
+                &last.partition_id,
+                &lease,
+                "retry",
+            ))
+        })
+        .collect();
+    match answer_claims(ctx, v, popped, release).await {
+        Ok(answer) => Ok(answer),
+        Err(e) => {
+            release_all(ctx, &give_back).await;
+            Err(e)
+        }
+    }
+}
+
+/// The FIFO receive's claims opened against their groups' records and answered.
+async fn answer_claims<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    v: &View<'_>,
+    mut popped: Vec<Popped>,
+    release: bool,
+) -> Result<Value, ApiError> {
+    let q = v.q;
     // Per message, on both brokers: the embedded broker's `deliveryAttempt` belongs to
     // the claim, and a claim may hold messages never delivered before.
     let mut all: Vec<&mut PoppedMessage> = popped
@@ -373,7 +421,7 @@ async fn receive_fifo<T: Transport>(
     for m in all.iter_mut() {
         m.delivery_attempt = None;
     }
-    receive_counts::fill(ctx, q, &mut all).await;
+    receive_counts::fill(ctx, q, &mut all).await?;
 
     let partitions: Vec<String> = popped
         .iter()
@@ -497,8 +545,8 @@ async fn pop_claims<T: Transport>(
     Ok(popped)
 }
 
-/// A receive's releases (`VisibilityTimeout=0`). A release that fails leaves its lease
-/// to run out (one second): the message is visible again then, so nothing is reported.
+/// A receive's releases (`VisibilityTimeout=0`, or a failed receive's claims). A release
+/// that fails leaves its lease to run out: the messages are visible again then.
 async fn release_all<T: Transport>(ctx: &Ctx<'_, T>, releases: &[Ack]) {
     if releases.is_empty() {
         return;
@@ -610,10 +658,14 @@ async fn dead_letter_head<T: Transport>(
         };
         match ctx.queen.transaction(&txn).await? {
             TxnOutcome::Committed(_) => return Ok(Head::Moved(n)),
-            TxnOutcome::RolledBack { reason, .. } if reason == "duplicate" && !by_id => continue,
-            TxnOutcome::RolledBack { reason, .. } if reason == "ack_rejected" => {
-                return Ok(Head::LeaseLost)
-            }
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::Duplicate,
+                ..
+            } if !by_id => continue,
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::AckRejected,
+                ..
+            } => return Ok(Head::LeaseLost),
             TxnOutcome::RolledBack { .. } => return Ok(Head::Held),
         }
     }

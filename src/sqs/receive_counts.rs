@@ -8,15 +8,15 @@
 //!
 //! Every delivery is counted, whether or not the receive asks for the attribute: a later
 //! receive that asks, or a redrive policy set later, must see the deliveries before it. A
-//! count call that fails (the engine throttled it) is not the client's failure: the
-//! messages are still answered, that delivery goes uncounted, and the next one's increment
-//! continues from there — a dead-letter move one delivery late, never a lost message and
-//! never a throttled receive.
+//! count call that fails (the engine throttled it) fails the receive: its claims are given
+//! back and the client retries, so a message is never delivered uncounted (which would let
+//! it pass `maxReceiveCount` and never be dead-lettered).
 
 use super::registry::QueueRecord;
 use crate::http::Transport;
-use crate::queen::{KvOp, PoppedMessage};
+use crate::queen::{KvOp, PoppedMessage, QueenError};
 use crate::service::Ctx;
+use crate::wire::ApiError;
 
 pub fn key(queue: &str, message_id: &str) -> String {
     format!("qs:rc:{queue}:{message_id}")
@@ -27,24 +27,24 @@ pub async fn fill<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     messages: &mut [&mut PoppedMessage],
-) {
+) -> Result<(), ApiError> {
     let ttl = q.retention_seconds().max(60);
     let missing: Vec<usize> = (0..messages.len())
         .filter(|&i| messages[i].delivery_attempt.is_none())
         .collect();
     if missing.is_empty() {
-        return;
+        return Ok(());
     }
     let ops = missing
         .iter()
         .map(|&i| KvOp::incr(key(&q.name, &messages[i].id), 1, None, ttl))
         .collect();
-    let Ok(results) = ctx.queen.kv_results(ops).await else {
-        return;
-    };
+    let results = ctx.queen.kv_results(ops).await?;
     for (&i, r) in missing.iter().zip(&results) {
-        if let Some(n) = r.value.as_u64().filter(|_| r.applied()) {
-            messages[i].delivery_attempt = Some(u32::try_from(n).unwrap_or(u32::MAX));
+        match r.value.as_u64().filter(|_| r.applied()) {
+            Some(n) => messages[i].delivery_attempt = Some(u32::try_from(n).unwrap_or(u32::MAX)),
+            None => return Err(QueenError::BadAnswer("a receive count".into()).into()),
         }
     }
+    Ok(())
 }

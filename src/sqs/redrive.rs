@@ -18,7 +18,7 @@ use super::lanes;
 use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::model::{AttrData, AttrValue, Envelope};
-use crate::queen::{Ack, PoppedMessage, PushItem, Transaction, TxnOutcome};
+use crate::queen::{Ack, PoppedMessage, PushItem, RollbackReason, Transaction, TxnOutcome};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::Value;
@@ -163,10 +163,14 @@ pub async fn move_message<T: Transport>(
         };
         match ctx.queen.transaction(&txn).await? {
             TxnOutcome::Committed(_) => return Ok(Moved::Yes),
-            TxnOutcome::RolledBack { reason, .. } if reason == "duplicate" => continue,
-            TxnOutcome::RolledBack { reason, .. } if reason == "ack_rejected" => {
-                return Ok(Moved::LeaseLost)
-            }
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::Duplicate,
+                ..
+            } => continue,
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::AckRejected,
+                ..
+            } => return Ok(Moved::LeaseLost),
             TxnOutcome::RolledBack { reason, error } => {
                 return Err(ApiError::new(
                     ErrorCode::InternalError,

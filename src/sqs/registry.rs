@@ -135,7 +135,11 @@ impl QueueRecord {
             delayed_processing: if self.fifo { self.delay_seconds() } else { 0 },
             retention_enabled: true,
             retention_seconds: self.retention_seconds(),
-            dedup_window_seconds: self.dedup_window_seconds(),
+            dedup_window_seconds: if self.fifo {
+                self.dedup_window_seconds()
+            } else {
+                super::visibility::DUPLICATE_GUARD_SECONDS
+            },
             completed_retention_seconds: self.retention_seconds(),
         }
     }

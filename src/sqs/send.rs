@@ -36,14 +36,8 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 const MAX_DELAY_SECONDS: i64 = 900;
-use super::visibility::TIMER_PAYLOAD_MAX;
-
-fn too_large_to_delay() -> ApiError {
-    ApiError::new(
-        ErrorCode::InvalidParameterValue,
-        format!("A delayed message may be at most {TIMER_PAYLOAD_MAX} bytes with its attributes, as JSON, on this endpoint; send it without DelaySeconds (or set the queue's DelaySeconds to 0)."),
-    )
-}
+use super::visibility::{self, TIMER_PAYLOAD_MAX};
+use crate::queen::PopOptions;
 /// SendMessageBatch's ceiling on the sum of its messages' sizes, whatever the queue's
 /// MaximumMessageSize: an entry over the queue's limit fails alone, not the batch.
 const MAX_BATCH_BYTES: usize = 1_048_576;
@@ -56,6 +50,9 @@ struct Outgoing {
     dedup: Option<String>,
     /// Seconds a timer must hold the message (0: push now).
     timer_seconds: u64,
+    /// Too large for a timer: pushed to a lane of its own and held there by a lease for
+    /// `timer_seconds` instead.
+    solo: bool,
 }
 
 pub async fn send_message<T: Transport>(
@@ -196,6 +193,7 @@ fn validate(q: &QueueRecord, e: &Input) -> Result<Outgoing, ApiError> {
             group: Some(group.to_string()),
             dedup: Some(dedup),
             timer_seconds: 0,
+            solo: false,
         })
     } else {
         if let Some(d) = dedup {
@@ -203,14 +201,13 @@ fn validate(q: &QueueRecord, e: &Input) -> Result<Outgoing, ApiError> {
         }
         // Since fair queues, a standard queue accepts a MessageGroupId; it orders nothing here.
         let timer_seconds = delay.unwrap_or(q.delay_seconds());
-        if timer_seconds > 0 && envelope.to_json().to_string().len() > TIMER_PAYLOAD_MAX {
-            return Err(too_large_to_delay());
-        }
+        let solo = timer_seconds > 0 && envelope.to_json().to_string().len() > TIMER_PAYLOAD_MAX;
         Ok(Outgoing {
             envelope,
             group: None,
             dedup: None,
             timer_seconds,
+            solo,
         })
     }
 }
@@ -228,7 +225,7 @@ async fn deliver<T: Transport>(
     let mut timer_of: Vec<Option<usize>> = Vec::with_capacity(msgs.len());
     for (index, m) in msgs {
         let key = lanes::message_key(ctx.request_id, *index);
-        if m.timer_seconds > 0 {
+        if m.timer_seconds > 0 && !m.solo {
             let text = m.envelope.to_json().to_string();
             timer_of.push(Some(timers.len()));
             push_of.push(None);
@@ -251,7 +248,9 @@ async fn deliver<T: Transport>(
                 m.dedup.as_deref(),
                 &key,
             );
-            if !q.fifo {
+            if m.solo {
+                item.partition = visibility::solo_lane(&key);
+            } else if !q.fifo {
                 item.partition = lanes::batch_lane(ctx.request_id, *index, q.partitions);
             }
             pushes.push(item);
@@ -276,6 +275,7 @@ async fn deliver<T: Transport>(
     };
     let (pushed, scheduled) = futures_util::future::join(push_call, timer_call).await;
     let (pushed, scheduled) = (pushed?, scheduled?);
+    hold_back(ctx, q, msgs, &push_of, &pushes, &pushed).await;
 
     let mut out = Vec::with_capacity(msgs.len());
     for (i, (_, m)) in msgs.iter().enumerate() {
@@ -321,6 +321,32 @@ async fn deliver<T: Transport>(
         });
     }
     Ok(out)
+}
+
+/// Holds each delayed message too large for a timer in its own lane for its delay: a
+/// pinned pop under a lease of the delay, which blocks nothing else. Not atomic with the
+/// push: a receive that claims the message in between, or a hold that fails, delivers it
+/// early (docs/divergences.md); it is stored either way, so the send succeeds.
+async fn hold_back<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    msgs: &[(usize, &Outgoing)],
+    push_of: &[Option<usize>],
+    pushes: &[PushItem],
+    pushed: &[crate::queen::PushResult],
+) {
+    let holds = msgs.iter().zip(push_of).filter_map(|((_, m), j)| {
+        let j = (*j)?;
+        let landed = pushed.get(j)?.status == PushStatus::Queued;
+        (m.solo && landed).then(|| {
+            let opts = PopOptions {
+                wait_ms: None,
+                lease_seconds: Some(m.timer_seconds),
+            };
+            ctx.queen.pop_one(&q.name, Some(&pushes[j].partition), opts)
+        })
+    });
+    let _early_if_it_failed = futures_util::future::join_all(holds).await;
 }
 
 /// The three MD5s a send answers (attribute digests only when there are attributes).
@@ -536,15 +562,14 @@ mod tests {
                 .timer_seconds,
             10
         );
-        // A delayed message must fit a timer.
+        // A delayed message too large for a timer is held in a lane of its own.
         let big = queue(
             false,
             &[("DelaySeconds", "10"), ("MaximumMessageSize", "1048576")],
         );
-        assert_eq!(
-            check(&big, json!({"MessageBody": "\"".repeat(600_000)})).err(),
-            Some(ErrorCode::InvalidParameterValue)
-        );
+        let m = check(&big, json!({"MessageBody": "\"".repeat(600_000)})).unwrap();
+        assert!(m.solo && m.timer_seconds == 10);
+        assert!(!check(&big, json!({"MessageBody": "small"})).unwrap().solo);
         assert_eq!(
             check(&q, json!({"MessageBody": ""})).err(),
             Some(ErrorCode::MissingParameter)

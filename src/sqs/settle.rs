@@ -26,7 +26,7 @@ use super::registry::{self, QueueRecord};
 use super::visibility;
 use crate::http::Transport;
 use crate::model::{open, ReceiptHandle};
-use crate::queen::{Ack, AckResult};
+use crate::queen::{Ack, AckResult, AckVerdict};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use futures_util::future::join_all;
@@ -141,7 +141,7 @@ async fn delete_in_claim<T: Transport>(
                 .queen
                 .ack(&claims::ack(&txn, pid, lease, "completed"))
                 .await?;
-            match AckVerdict::of(&r) {
+            match r.verdict() {
                 AckVerdict::Applied => {
                     claims::forget_acked(ctx, q, pid, lease, &covers).await?;
                     release_claim(ctx, pid, lease, release).await;
@@ -444,42 +444,9 @@ fn ack(h: &ReceiptHandle, status: &'static str) -> Ack {
     }
 }
 
-/// What an ack `completed` did, as a delete sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum AckVerdict {
-    /// Completed (or already below the cursor).
-    Applied,
-    /// The handle's lease or message is gone: SQS answers success and deletes nothing.
-    Stale,
-    /// A broker failure: the client should retry.
-    Failed,
-}
-
-impl AckVerdict {
-    fn of(r: &AckResult) -> AckVerdict {
-        const STALE: &[&str] = &[
-            "invalid or expired lease",
-            "consumer not found",
-            "already committed",
-            "unresolvable",
-            "unresolved",
-            "no leased batch",
-            "position beyond leased batch",
-        ];
-        let err = r.error.as_deref().unwrap_or("");
-        if r.success {
-            AckVerdict::Applied
-        } else if STALE.iter().any(|p| err.starts_with(p)) {
-            AckVerdict::Stale
-        } else {
-            AckVerdict::Failed
-        }
-    }
-}
-
 /// A delete's verdict: applied or stale (success to the client), or a broker failure.
 fn deleted(r: &AckResult) -> Result<(), ApiError> {
-    match AckVerdict::of(r) {
+    match r.verdict() {
         AckVerdict::Applied | AckVerdict::Stale => Ok(()),
         AckVerdict::Failed => Err(not_deleted()),
     }

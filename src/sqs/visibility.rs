@@ -15,8 +15,8 @@
 //! - A copy larger than a timer may carry (`fits_a_timer`) is not held here: the receive
 //!   moves it to a lane of its own and holds it there by a lease (`receive::hold_by_lease`).
 //! - Delete cancels the timer. When it has fired already, SQS still deletes the message
-//!   if nobody received it since; a tombstone `qs:del:<queue>:<MessageId>` holding the
-//!   handle's receive count marks that, and a receive that pops the copy made at that very
+//!   if nobody received it since; a tombstone `qs:del:<queue>:<MessageId>.<receive count>`
+//!   marks that delivery, and a receive that pops the copy made at that very
 //!   delivery drops it instead of answering it.
 //! - ChangeMessageVisibility reads the timer back (its payload is the copy) and
 //!   reschedules it: it can shorten a timeout as well as extend it. A reschedule that
@@ -36,8 +36,8 @@ use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::model::{Envelope, ReceiptHandle};
 use crate::queen::{
-    Ack, KvOp, PoppedMessage, PushItem, QueenError, TimerCancel, TimerOp, TimerSchedule,
-    TimerVerdict, Transaction, TxnOutcome,
+    Ack, KvOp, PoppedMessage, PushItem, QueenError, RollbackReason, TimerCancel, TimerOp,
+    TimerSchedule, TimerVerdict, Transaction, TxnOutcome,
 };
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
@@ -50,6 +50,10 @@ pub const TIMER_PREFIX: &str = "vis.";
 pub const MESSAGE_ID: &str = "queen.messageId";
 /// When the message was first received (ms since the epoch).
 pub const FIRST_RECEIVE: &str = "queen.firstReceive";
+/// The deduplication window of a standard queue's lanes. No send carries a transaction id
+/// there (SQS standard queues deduplicate nothing); only a visibility change to 0 does,
+/// the id of the timer it replaces, so that it and the timer's fire never both land.
+pub const DUPLICATE_GUARD_SECONDS: u64 = 120;
 /// How long a receive's pops are leased before its transaction takes them out of their
 /// lanes: if the facade dies in between, the messages are visible again after this.
 pub const POP_LEASE_SECONDS: u64 = 30;
@@ -109,8 +113,10 @@ pub fn requeue(q: &QueueRecord, partition: &str, copy: &Envelope) -> PushItem {
     }
 }
 
-fn tombstone_key(queue: &str, message_id: &str) -> String {
-    format!("qs:del:{queue}:{message_id}")
+/// The mark of one delivery deleted after its timer fired. One key per delivery, so a late
+/// delete of an older delivery cannot overwrite the mark of a newer one.
+fn tombstone_key(queue: &str, message_id: &str, count: u32) -> String {
+    format!("qs:del:{queue}:{message_id}.{count}")
 }
 
 /// The SQS MessageId of a popped message: a redelivered copy's, else its broker id.
@@ -176,7 +182,7 @@ pub async fn deleted_late<T: Transport>(
     }
     let keys = copies
         .iter()
-        .map(|(_, id, _)| tombstone_key(&q.name, id))
+        .map(|(_, id, count)| tombstone_key(&q.name, id, *count))
         .collect();
     // An unreadable tombstone delivers the message: a duplicate, never a loss.
     let Ok(results) = ctx.queen.kv_results(vec![KvOp::get_many(keys)]).await else {
@@ -190,9 +196,8 @@ pub async fn deleted_late<T: Transport>(
     copies
         .iter()
         .filter(|(_, id, count)| {
-            let key = tombstone_key(&q.name, id);
-            rows.iter()
-                .any(|r| r.key == key && r.value.as_u64() == Some(u64::from(*count)))
+            let key = tombstone_key(&q.name, id, *count);
+            rows.iter().any(|r| r.key == key)
         })
         .map(|(i, _, _)| *i)
         .collect()
@@ -240,7 +245,10 @@ pub async fn settle_receive<T: Transport>(
     loop {
         match ctx.queen.transaction(&txn).await {
             Ok(TxnOutcome::Committed(_)) => return Ok(vec![true; popped.len()]),
-            Ok(TxnOutcome::RolledBack { reason, .. }) if reason == "ack_rejected" => {
+            Ok(TxnOutcome::RolledBack {
+                reason: RollbackReason::AckRejected,
+                ..
+            }) => {
                 return settle_in_two_steps(ctx, q, popped, txn).await;
             }
             Ok(TxnOutcome::RolledBack { .. }) => return Ok(vec![false; popped.len()]),
@@ -372,10 +380,8 @@ pub async fn delete<T: Transport>(
         .map(|k| TimerOp::Cancel(TimerCancel::new(&q.name, k)))
         .collect();
     let verdicts = ctx.queen.timer_ops(&ops).await?;
-    // Fired (or being fired): the copy is back in the queue; mark the delivery, one
-    // tombstone per message (the latest delivery named wins: it is the one whose copy is
-    // in the lane).
-    let mut late: Vec<(&str, u32)> = Vec::new();
+    // Fired (or being fired): the copy is back in the queue; mark that delivery.
+    let mut late: Vec<String> = Vec::new();
     for (key, v) in keys.iter().zip(&verdicts) {
         if TimerVerdict::of(&v.status) == TimerVerdict::Cancelled {
             continue;
@@ -386,22 +392,16 @@ pub async fn delete<T: Transport>(
         ) else {
             continue;
         };
-        match late.iter_mut().find(|(id, _)| *id == h.message_id) {
-            Some((_, c)) => *c = (*c).max(count),
-            None => late.push((&h.message_id, count)),
+        let mark = tombstone_key(&q.name, &h.message_id, count);
+        if !late.contains(&mark) {
+            late.push(mark);
         }
     }
     if !late.is_empty() {
+        let ttl = q.retention_seconds().max(60);
         let ops = late
-            .iter()
-            .map(|(id, count)| {
-                KvOp::put_ttl(
-                    tombstone_key(&q.name, id),
-                    serde_json::json!(count),
-                    q.retention_seconds().max(60),
-                    None,
-                )
-            })
+            .into_iter()
+            .map(|k| KvOp::put_ttl(k, serde_json::json!(true), ttl, None))
             .collect();
         ctx.queen.kv_results(ops).await?;
     }
@@ -431,24 +431,38 @@ pub async fn change<T: Transport>(
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .ok_or_else(|| QueenError::BadAnswer("a visibility timer's payload".into()))?;
+        // The copy is pushed under the timer's own transaction id, the one its fire
+        // gives the message it pushes: should the timer have fired since the read, the
+        // broker's deduplication refuses this push and the whole change rolls back, so the
+        // message is never in the queue twice (`DUPLICATE_GUARD_SECONDS`).
         let txn = Transaction {
             pushes: vec![PushItem {
                 queue: q.name.clone(),
                 partition: peek.partition.clone(),
                 payload,
-                transaction_id: None,
+                transaction_id: Some(peek.txn.clone()),
             }],
             timers: vec![TimerOp::Cancel(TimerCancel::new(&q.name, key))],
             ..Transaction::default()
         };
         return match ctx.queen.transaction(&txn).await? {
             TxnOutcome::Committed(results) => {
-                match results.last().and_then(|r| r.status.as_deref()) {
-                    Some("cancelled") => Ok(()),
-                    // It fired meanwhile: the push made a second copy (a duplicate, never a loss).
+                match results
+                    .last()
+                    .and_then(|r| r.status.as_deref())
+                    .map(TimerVerdict::of)
+                {
+                    Some(TimerVerdict::Cancelled) => Ok(()),
+                    // Being fired as the change committed (or on a queue configured before
+                    // the guard): a duplicate, never a loss.
                     _ => Err(super::settle::not_inflight()),
                 }
             }
+            // Fired before the change: the message is visible already.
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::Duplicate,
+                ..
+            } => Err(super::settle::not_inflight()),
             TxnOutcome::RolledBack { reason, error } => Err(ApiError::new(
                 ErrorCode::InternalError,
                 format!("The visibility change failed ({reason}): {error}"),

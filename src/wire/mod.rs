@@ -45,7 +45,10 @@ pub enum Protocol {
 }
 
 /// The listener's body cap; a larger body is `RequestEntityTooLarge` before it gets here.
-pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+/// A 1 MiB message (AWS's maximum) can take three times its size on the wire: SDKs escape
+/// every non-ASCII character of a JSON body as `\uXXXX` (two UTF-8 bytes become six), and the
+/// Query form percent-encodes every byte that is not plain (one byte becomes three).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 const JSON_TARGET_PREFIX: &str = "AmazonSQS.";
 const SQS_VERSION: &str = "2012-11-05";

@@ -126,7 +126,7 @@ func TestBrokerCallsGoToTheConfiguredCluster(t *testing.T) {
 func TestDeclaredOversizeBodyIsRefusedByThePlugin(t *testing.T) {
 	broker := closedPort(t)
 	srv := serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 1)
-	body := strings.Repeat("a", 2*1024*1024+1)
+	body := strings.Repeat("a", 4*1024*1024+1)
 	req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 	req.Header.Set("X-Amz-Target", "AmazonSQS.SendMessage")
@@ -205,7 +205,7 @@ func TestAClientThatLeavesCancelsItsBrokerCalls(t *testing.T) {
 func TestChunkedOversizeBodyIsRefusedByThePlugin(t *testing.T) {
 	broker := closedPort(t)
 	srv := serve(t, config(t, validVars(broker)), map[string]string{"queen": broker}, 1)
-	body := io.MultiReader(strings.NewReader(strings.Repeat("a", 2*1024*1024+1)))
+	body := io.MultiReader(strings.NewReader(strings.Repeat("a", 4*1024*1024+1)))
 	req, _ := http.NewRequest("POST", srv.URL+"/", body)
 	if req.ContentLength != 0 {
 		t.Fatalf("a length is known (%d): the request would not be chunked", req.ContentLength)

@@ -53,7 +53,7 @@ fn engine() -> Result<Engine> {
     pool.total_core_instances(slots * 4);
     pool.total_memories(slots);
     pool.total_tables(slots * 2);
-    // A request body is at most 2 MiB; a handful of copies of it fit comfortably.
+    // A request body is at most 4 MiB; a handful of copies of it fit comfortably.
     pool.max_memory_size(128 << 20);
     let mut config = Config::new();
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));

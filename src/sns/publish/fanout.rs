@@ -5,7 +5,7 @@ use super::message::Entry;
 use super::notification::Notification;
 use crate::http::Transport;
 use crate::model::{Attrs, Envelope};
-use crate::queen::{KvOp, PushItem, Transaction, TxnOutcome};
+use crate::queen::{KvOp, PushItem, RollbackReason, Transaction, TxnOutcome};
 use crate::service::Ctx;
 use crate::sns::arn::topic_arn;
 use crate::sns::errors::{broker, internal, topic_not_found};
@@ -189,14 +189,16 @@ pub async fn deliver<T: Transport>(
     }
     match ctx.queen.transaction(&txn).await.map_err(broker)? {
         TxnOutcome::Committed(_) => Ok(Outcome::Delivered),
-        TxnOutcome::RolledBack { reason, .. } if reason == "kv_precondition" => {
-            Ok(Outcome::Duplicate)
-        }
+        TxnOutcome::RolledBack {
+            reason: RollbackReason::KvPrecondition,
+            ..
+        } => Ok(Outcome::Duplicate),
         // A FIFO subscriber queue holds the deduplication id already (sent to it
         // directly): that queue drops its copy, the others must still get theirs.
-        TxnOutcome::RolledBack { reason, .. } if reason == "duplicate" => {
-            deliver_past_a_subscriber_duplicate(ctx, txn).await
-        }
+        TxnOutcome::RolledBack {
+            reason: RollbackReason::Duplicate,
+            ..
+        } => deliver_past_a_subscriber_duplicate(ctx, txn).await,
         TxnOutcome::RolledBack { .. } => Err(internal()),
     }
 }
@@ -217,9 +219,10 @@ async fn deliver_past_a_subscriber_duplicate<T: Transport>(
     if !txn.pushes.is_empty() || !txn.kv.is_empty() {
         match ctx.queen.transaction(&txn).await.map_err(broker)? {
             TxnOutcome::Committed(_) => {}
-            TxnOutcome::RolledBack { reason, .. } if reason == "kv_precondition" => {
-                return Ok(Outcome::Duplicate)
-            }
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::KvPrecondition,
+                ..
+            } => return Ok(Outcome::Duplicate),
             TxnOutcome::RolledBack { .. } => return Err(internal()),
         }
     }
