@@ -858,3 +858,39 @@ async fn a_visibility_change_to_zero_that_loses_the_race_to_the_deadline_makes_n
     }
     assert_eq!(deliveries, 1, "the message is in the queue once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_deletes_of_a_fifo_claim_always_free_its_group() {
+    // sqs-consumer deletes the messages of a batch at once. The group's record, pruned to
+    // its last message by one delete, was gone for the delete of that message, which then
+    // deleted nothing and left the group leased for its visibility timeout.
+    let ep = Endpoint::start().await;
+    let url = make_queue(&ep, "together.fifo", &[("VisibilityTimeout", "30")], 0).await;
+    let total = 48;
+    for i in 0..total {
+        ep.sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": format!("m{i:02}"), "MessageGroupId": "g", "MessageDeduplicationId": format!("d{i}")}),
+        )
+        .await;
+    }
+    let mut seen = Vec::new();
+    let until = Instant::now() + Duration::from_secs(30);
+    while seen.len() < total && Instant::now() < until {
+        let got = receive_200(
+            &ep,
+            &url,
+            json!({"MaxNumberOfMessages": 4, "WaitTimeSeconds": 1}),
+        )
+        .await;
+        assert!(
+            !got.is_empty(),
+            "the group is free after its claim was deleted ({} seen)",
+            seen.len()
+        );
+        support::join_all(got.iter().map(|m| delete(&ep, &url, m))).await;
+        seen.extend(got.iter().map(|m| m["Body"].as_str().unwrap().to_string()));
+    }
+    let want: Vec<String> = (0..total).map(|i| format!("m{i:02}")).collect();
+    assert_eq!(seen, want, "every message once, in order");
+}

@@ -348,8 +348,18 @@ pub async fn forget_acked<T: Transport>(
         if next == before {
             return Ok(());
         }
-        let Some(op) = write_op(q, &key, &current, &next) else {
-            return Ok(());
+        // Kept while the claim still holds a message, even one: a concurrent delete of
+        // that last message reads a missing record as "received again since" and deletes
+        // nothing, which left the group leased until its visibility ran out.
+        let op = if next.ids.is_empty() && next.deleted.is_empty() {
+            KvOp::delete(key.clone(), Some(current.version))
+        } else {
+            KvOp::put_ttl(
+                key.clone(),
+                json!(next),
+                record_ttl(q),
+                Some(current.version),
+            )
         };
         let r = ctx.queen.kv_results(vec![op]).await?;
         match r.first() {
