@@ -32,7 +32,7 @@ for spec in "$@"; do
     echo "dedup rows kept without payload: $(sqlite3 "$d/queen.sqlite3" 'SELECT COUNT(*) FROM spent' 2>/dev/null || echo 'n/a (no spent table)')"
     echo "free pages / pages: $(sqlite3 "$d/queen.sqlite3" 'PRAGMA freelist_count' | tr -d '\n') / $(sqlite3 "$d/queen.sqlite3" 'PRAGMA page_count')"
     kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
-    echo "files after shutdown: $(ls -l "$d" | awk 'NR>1 {printf "%s %d B; ", $9, $5}')"
+    echo "files after shutdown: $(ls -l "$d" | awk 'NR>1 {printf "%s %s B; ", $9, $5}')"
     echo
     rm -rf "$d" "$d.log"
   done
