@@ -141,35 +141,18 @@ async fn receive_standard<T: Transport>(
         .iter()
         .map(|m| Envelope::from_stored(&m.data))
         .collect();
-    let copies: Vec<(usize, String, u32)> = popped
-        .messages
-        .iter()
-        .zip(&envelopes)
-        .enumerate()
-        // A copy in a lane of its own is held by leases: no timer handle names it.
-        .filter(|(_, (m, e))| {
-            e.system.contains_key(visibility::MESSAGE_ID) && !visibility::is_solo_lane(&m.partition)
-        })
-        .map(|(i, (m, e))| (i, visibility::message_id(e, m), redrive::carried_count(e)))
-        .collect();
-    let dropped = visibility::deleted_late(ctx, q, &copies).await;
+    let dropped = deleted_late(ctx, q, &popped.messages, &envelopes).await;
 
     let mut dlq = DeadLetter::Unresolved;
-    let mut fates: Vec<(&PoppedMessage, String, Fate)> = Vec::new();
-    let mut answered: Vec<(usize, String, Envelope, u32, i64)> = Vec::new();
+    let mut plan = Plan::default();
     let mut deliveries: Vec<(String, u32)> = Vec::new();
-    // Lanes given back at an oversized message (the rest of such a run stays behind it,
-    // under the pop's lease until the give-back releases it), and the lanes an oversized
-    // message is held in by a lease afterwards, with the slot of its fate.
-    let mut given_back: Vec<String> = Vec::new();
-    let mut solo: Vec<(usize, String)> = Vec::new();
     for (i, (m, e)) in popped.messages.iter().zip(envelopes).enumerate() {
         let lease = m
             .lease_id
             .clone()
             .unwrap_or_else(|| popped.lease_id.clone());
-        if given_back.contains(&m.partition_id) {
-            fates.push((m, lease, Fate::Leave));
+        if plan.given_back.contains(&m.partition_id) {
+            plan.fates.push((m, lease, Fate::Leave));
             continue;
         }
         let id = visibility::message_id(&e, m);
@@ -177,80 +160,39 @@ async fn receive_standard<T: Transport>(
         // One delivery, twice in the lane (a visibility change raced its timer's fire):
         // answered once.
         if dropped.contains(&i) || deliveries.contains(&(id.clone(), carried)) {
-            fates.push((m, lease, Fate::Drop));
+            plan.fates.push((m, lease, Fate::Drop));
             continue;
         }
         deliveries.push((id.clone(), carried));
         let count = carried + 1;
-        let sent = sent_ms(&e, m);
         if let Some((dest, max_receives)) = dlq.target(ctx, q).await? {
             if count > *max_receives {
-                let copy = redrive::dead_letter_copy(e, &q.name, &id, count - 1, sent);
+                let sent = sent_ms(&e, m);
+                let copy = redrive::dead_letter_copy(e, &q.name, &id, carried, sent);
                 let push = redrive::copy_push(m, dest, copy.to_json(), false);
-                fates.push((m, lease, Fate::DeadLetter(push)));
+                plan.fates.push((m, lease, Fate::DeadLetter(push)));
                 continue;
             }
         }
-        let first = visibility::first_receive(&e).unwrap_or(ctx.now_ms);
-        let copy = visibility::redelivery_copy(e.clone(), &id, count, sent, first);
-        let timer_key = visibility::timer_key(&id, count, &lease);
-        let fate = if visibility_s == 0 {
-            Fate::Requeue(visibility::requeue(q, &m.partition, &copy))
-        } else if let Some(payload) = visibility::fits_a_timer(&copy) {
-            Fate::Hold {
-                timer_key: timer_key.clone(),
-                payload,
-            }
-        } else if visibility::is_solo_lane(&m.partition) {
-            given_back.push(m.partition_id.clone());
-            solo.push((fates.len(), m.partition.clone()));
-            fates.push((m, lease, Fate::GiveBack));
-            continue;
-        } else {
-            // Moved to a lane of its own, where a lease holds it and nothing else; it
-            // carries the deliveries before this one (`hold_by_lease` counts this one).
-            let lane = visibility::solo_lane(&id);
-            let moved = visibility::redelivery_copy(e, &id, carried, sent, first);
-            solo.push((fates.len(), lane.clone()));
-            fates.push((
-                m,
-                lease,
-                Fate::Relocate(visibility::requeue(q, &lane, &moved)),
-            ));
-            continue;
-        };
-        answered.push((fates.len(), timer_key, e, count, first));
-        fates.push((m, lease, fate));
+        plan.hold(ctx, q, m, e, lease, visibility_s);
     }
     // What was not taken (a rolled-back transaction, a failed ack) stays with its pop's
     // lease and comes back when that runs out; it is not answered.
-    let taken = visibility::settle_receive(ctx, q, &fates, visibility_s).await?;
-    let mut out: Vec<Value> = answered
+    let taken = visibility::settle_receive(ctx, q, &plan.fates, visibility_s).await?;
+    let is_taken = |slot: usize| taken.get(slot).copied().unwrap_or(false);
+    let mut out: Vec<Value> = plan
+        .answered
         .into_iter()
-        .filter(|(slot, ..)| taken.get(*slot).copied().unwrap_or(false))
-        .map(|(slot, timer_key, e, count, first)| {
-            let m = fates[slot].0;
-            let handle = ReceiptHandle {
-                queue: q.name.clone(),
-                partition: m.partition.clone(),
-                partition_id: String::new(),
-                transaction_id: String::new(),
-                lease_id: String::new(),
-                message_id: visibility::message_id(&e, m),
-                timer_key: Some(timer_key),
-                expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
-            };
-            render(ctx, v, m, handle, &e, count, Some(first))
-        })
+        .filter(|a| is_taken(a.slot))
+        .map(|a| timed_answer(ctx, v, plan.fates[a.slot].0, a))
         .collect();
-    if !given_back.is_empty() {
-        visibility::give_back(ctx, &fates).await;
+    if !plan.given_back.is_empty() {
+        visibility::give_back(ctx, &plan.fates).await;
     }
-    let lanes: Vec<String> = solo
+    let lanes: Vec<String> = plan
+        .solo
         .into_iter()
-        .filter(|(slot, _)| {
-            matches!(fates[*slot].2, Fate::GiveBack) || taken.get(*slot).copied().unwrap_or(false)
-        })
+        .filter(|(slot, _)| matches!(plan.fates[*slot].2, Fate::GiveBack) || is_taken(*slot))
         .map(|(_, lane)| lane)
         .collect();
     if !lanes.is_empty() {
@@ -260,6 +202,125 @@ async fn receive_standard<T: Transport>(
         return Ok(json!({}));
     }
     Ok(json!({ "Messages": out }))
+}
+
+/// What a standard receive does with what it popped, decided before its one transaction.
+#[derive(Default)]
+struct Plan<'p> {
+    fates: Vec<(&'p PoppedMessage, String, Fate)>,
+    /// The messages answered with a timer handle, by their slot in `fates`.
+    answered: Vec<Answered>,
+    /// Lanes given back at an oversized message (the rest of such a run stays behind it,
+    /// under the pop's lease until the give-back releases it).
+    given_back: Vec<String>,
+    /// Lanes an oversized message is held in by a lease afterwards, with its fate's slot.
+    solo: Vec<(usize, String)>,
+}
+
+/// A message a receive answers with a timer handle.
+struct Answered {
+    slot: usize,
+    timer_key: String,
+    envelope: Envelope,
+    count: u32,
+    first_receive_ms: i64,
+}
+
+impl<'p> Plan<'p> {
+    /// Holds a message being delivered: by a timer carrying its copy; at visibility 0 the
+    /// copy pushed back; too large for a timer, in a lane of its own (moved there first,
+    /// or given back to it), held by a lease after the transaction.
+    fn hold<T>(
+        &mut self,
+        ctx: &Ctx<'_, T>,
+        q: &QueueRecord,
+        m: &'p PoppedMessage,
+        e: Envelope,
+        lease: String,
+        visibility_s: u64,
+    ) {
+        let id = visibility::message_id(&e, m);
+        let carried = redrive::carried_count(&e);
+        let count = carried + 1;
+        let sent = sent_ms(&e, m);
+        let first = visibility::first_receive(&e).unwrap_or(ctx.now_ms);
+        let copy = visibility::redelivery_copy(e.clone(), &id, count, sent, first);
+        let timer_key = visibility::timer_key(&id, count, &lease);
+        let slot = self.fates.len();
+        let fate = if visibility_s == 0 {
+            Fate::Requeue(visibility::requeue(q, &m.partition, &copy))
+        } else if let Some(payload) = visibility::fits_a_timer(&copy) {
+            Fate::Hold {
+                timer_key: timer_key.clone(),
+                payload,
+            }
+        } else if visibility::is_solo_lane(&m.partition) {
+            self.given_back.push(m.partition_id.clone());
+            self.solo.push((slot, m.partition.clone()));
+            self.fates.push((m, lease, Fate::GiveBack));
+            return;
+        } else {
+            // It carries the deliveries before this one (`hold_by_lease` counts this one).
+            let lane = visibility::solo_lane(&id);
+            let moved = visibility::redelivery_copy(e, &id, carried, sent, first);
+            self.solo.push((slot, lane.clone()));
+            let push = visibility::requeue(q, &lane, &moved);
+            self.fates.push((m, lease, Fate::Relocate(push)));
+            return;
+        };
+        self.answered.push(Answered {
+            slot,
+            timer_key,
+            envelope: e,
+            count,
+            first_receive_ms: first,
+        });
+        self.fates.push((m, lease, fate));
+    }
+}
+
+/// Of the popped messages, those whose delivery was deleted after its timer fired (by
+/// index): one KV read, for redelivered copies only. A copy in a lane of its own is held
+/// by leases: no timer handle names it.
+async fn deleted_late<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    messages: &[PoppedMessage],
+    envelopes: &[Envelope],
+) -> Vec<usize> {
+    let copies: Vec<(usize, String, u32)> = messages
+        .iter()
+        .zip(envelopes)
+        .enumerate()
+        .filter(|(_, (m, e))| {
+            e.system.contains_key(visibility::MESSAGE_ID) && !visibility::is_solo_lane(&m.partition)
+        })
+        .map(|(i, (m, e))| (i, visibility::message_id(e, m), redrive::carried_count(e)))
+        .collect();
+    visibility::deleted_late(ctx, q, &copies).await
+}
+
+/// A message held by a timer, as answered: its handle names the timer.
+fn timed_answer<T>(ctx: &Ctx<'_, T>, v: &View<'_>, m: &PoppedMessage, a: Answered) -> Value {
+    let handle = ReceiptHandle {
+        queue: v.q.name.clone(),
+        partition: m.partition.clone(),
+        partition_id: String::new(),
+        transaction_id: String::new(),
+        lease_id: String::new(),
+        message_id: visibility::message_id(&a.envelope, m),
+        timer_key: Some(a.timer_key),
+        expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
+    };
+    render(
+        ctx,
+        v,
+        m,
+        handle,
+        &a.envelope,
+        a.count,
+        Some(a.first_receive_ms),
+    )
 }
 
 /// Messages too large for a visibility timer, each in a lane of its own
