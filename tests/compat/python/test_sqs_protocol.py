@@ -95,13 +95,14 @@ def test_malformed_json_is_a_400(sqs, body):
     assert_alive(sqs)
 
 
-def test_body_over_two_mib_is_413(sqs, make_queue):
+def test_body_over_four_mib_is_413(sqs, make_queue):
+    # The listener's cap: 4 MiB, room for a 1 MiB message sent escaped at 3x its size.
     url = make_queue()
-    big = {"QueueUrl": url, "MessageBody": "x" * (2 * 1024 * 1024 + 16)}
+    big = {"QueueUrl": url, "MessageBody": "x" * (4 * 1024 * 1024 + 16)}
     resp = raw_json("SendMessage", big)
     assert resp.status == 413, (resp.status, resp.data[:200])
     assert_alive(sqs)
-    r = error_of(lambda: sqs.send_message(QueueUrl=url, MessageBody="y" * (2 * 1024 * 1024 + 16)))
+    r = error_of(lambda: sqs.send_message(QueueUrl=url, MessageBody="y" * (4 * 1024 * 1024 + 16)))
     assert r["ResponseMetadata"]["HTTPStatusCode"] == 413
     assert_alive(sqs)
 
