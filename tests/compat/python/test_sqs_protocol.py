@@ -4,10 +4,12 @@ bad request the endpoint must still answer a good one."""
 
 import datetime
 import json
+import os
 import xml.etree.ElementTree as ET
 from unittest import mock
 
 import botocore.auth
+import botocore.exceptions
 import pytest
 from botocore.exceptions import ClientError
 from conftest import (
@@ -102,8 +104,14 @@ def test_body_over_four_mib_is_413(sqs, make_queue):
     resp = raw_json("SendMessage", big)
     assert resp.status == 413, (resp.status, resp.data[:200])
     assert_alive(sqs)
-    r = error_of(lambda: sqs.send_message(QueueUrl=url, MessageBody="y" * (4 * 1024 * 1024 + 16)))
-    assert r["ResponseMetadata"]["HTTPStatusCode"] == 413
+    try:
+        r = error_of(lambda: sqs.send_message(QueueUrl=url, MessageBody="y" * (4 * 1024 * 1024 + 16)))
+        assert r["ResponseMetadata"]["HTTPStatusCode"] == 413
+    except botocore.exceptions.ConnectionClosedError:
+        # jco's HTTP server (preview2-shim) answers a refused body before reading it to its
+        # end and closes the connection under the client's upload: refused either way, but
+        # only there (docs/deploy/jco.md).
+        assert os.environ.get("QUEEN_SQS_COMPAT_RUNTIME") == "jco"
     assert_alive(sqs)
 
 
