@@ -184,13 +184,17 @@ def post(url, body, headers):
     return _HTTP.request("POST", url, body=body, headers=headers, redirect=False)
 
 
-def raw_json(action, payload, target_action=None, raw_body=None, service="sqs"):
-    """A JSON 1.0 request with a valid signature; `raw_body` overrides the JSON encoding."""
+def raw_json(action, payload, target_action=None, raw_body=None, service="sqs", close=False):
+    """A JSON 1.0 request with a valid signature; `raw_body` overrides the JSON encoding.
+    `close` asks for a connection of its own (never returned to the pool), for a request
+    the server may answer before reading it whole and then close under the client."""
     body = raw_body if raw_body is not None else json.dumps(payload).encode()
     headers = {
         "Content-Type": "application/x-amz-json-1.0",
         "X-Amz-Target": f"AmazonSQS.{target_action or action}",
     }
+    if close:
+        headers["Connection"] = "close"
     url, h, b = sign("POST", ENDPOINT + "/", body, headers, service)
     return post(url, b, h)
 

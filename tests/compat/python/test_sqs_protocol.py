@@ -100,7 +100,7 @@ def test_body_over_four_mib_is_413(sqs, make_queue):
     # The listener's cap: 4 MiB, room for a 1 MiB message sent escaped at 3x its size.
     url = make_queue()
     big = {"QueueUrl": url, "MessageBody": "x" * (4 * 1024 * 1024 + 16)}
-    resp = raw_json("SendMessage", big)
+    resp = raw_json("SendMessage", big, close=True)
     assert resp.status == 413, (resp.status, resp.data[:200])
     assert_alive(sqs)
     if os.environ.get("QUEEN_SQS_COMPAT_RUNTIME") == "jco":
