@@ -89,16 +89,28 @@ async function main(dir, name, host, port, size) {
     };
     const onExit = (code) => fail(new Error(`worker exited with code ${code}`));
     entry.worker.once("exit", onExit);
+    let answered = false;
     const upstream = http.request(
       { agent, host: "127.0.0.1", port: entry.port, method: request.method, path: request.url, headers: request.headers },
       (answer) => {
+        answered = true;
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(response);
         answer.once("end", () => finish(true));
         answer.once("error", fail);
       },
     );
-    upstream.once("error", fail);
+    upstream.once("error", (error) => {
+      // The worker answered before reading the body to its end (a body over the cap is
+      // refused after one byte past it) and closed: the answer stands; the rest of the
+      // client's upload is read and dropped.
+      if (answered) {
+        request.unpipe(upstream);
+        request.resume();
+        return;
+      }
+      fail(error);
+    });
     // A client gone mid-request: its worker may still be busy with it, so it is replaced.
     request.once("aborted", () => {
       upstream.destroy();
