@@ -647,6 +647,50 @@ async fn a_maximum_size_message_can_be_delayed() {
     assert!(drain_bodies(&ep, &url, 1, 2, json!({})).await.is_empty());
 }
 
+/// The send's hold on a delayed message too large for a timer is a second broker call: a
+/// receive that pops the message before it (or after it failed) must not deliver it early.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_maximum_size_delayed_message_whose_hold_failed_is_not_delivered_early() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let size = ONE_MIB.to_string();
+    let url = make_queue(&a, "big-unheld", &[("MaximumMessageSize", &size)], 1).await;
+    // Replica b cannot hold a message's own lane: its pinned pops of such lanes fail.
+    let refused = Arc::new(AtomicUsize::new(0));
+    let seen_refusal = refused.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        let hold = seen.path_and_query.contains("/partition/solo.");
+        hold.then(|| {
+            seen_refusal.fetch_add(1, SeqCst);
+            (503, br#"{"error":"unavailable"}"#.to_vec())
+        })
+    });
+    let b = a.replica_behind(hook).await;
+    let body = "\"".repeat(600_000);
+    let sent = Instant::now();
+    b.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url.replace(&a.url, &b.url), "MessageBody": body, "DelaySeconds": 4}),
+    )
+    .await;
+    assert_eq!(refused.load(SeqCst), 1, "the send's hold was refused");
+    let mut delivered = None;
+    while sent.elapsed() < Duration::from_secs(15) {
+        let got = receive_200(&a, &url, json!({"WaitTimeSeconds": 1})).await;
+        if let Some(m) = got.into_iter().next() {
+            delivered = Some((sent.elapsed().as_secs_f64(), m));
+            break;
+        }
+    }
+    let (waited, m) = delivered.expect("delivered after its delay");
+    assert!(waited >= 3.5, "delivered {waited:.1} s after a 4 s delay");
+    assert_eq!(m["MD5OfBody"], md5_of_body(&body));
+    assert_eq!(attr(&m, "ApproximateReceiveCount"), "1");
+    delete(&a, &url, &m).await;
+    assert!(drain_bodies(&a, &url, 1, 2, json!({})).await.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_receive_that_fails_part_way_gives_its_claims_back() {
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -668,20 +712,7 @@ async fn a_fifo_receive_that_fails_part_way_gives_its_claims_back() {
         (seen.path_and_query.starts_with("/api/v1/kv") && claim_record && flag.swap(false, SeqCst))
             .then(|| (503, br#"{"error":"kv_unavailable"}"#.to_vec()))
     });
-    let proxy = support::proxy(a.broker.url(), hook).await;
-    let b = Endpoint::serve_remote(
-        vec![
-            ("QUEEN_URL".into(), format!("http://{proxy}")),
-            (
-                "QUEEN_SQS_HANDLE_SECRET".into(),
-                support::HANDLE_SECRET.into(),
-            ),
-            ("QUEEN_SQS_AUTH".into(), "off".into()),
-        ],
-        a.broker.clone(),
-        a.data_dir.clone(),
-    )
-    .await;
+    let b = a.replica_behind(hook).await;
     let (status, body) = b
         .sqs(
             "ReceiveMessage",
@@ -752,20 +783,7 @@ async fn a_fifo_delivery_that_cannot_be_counted_is_not_delivered() {
                 )
             })
     });
-    let proxy = support::proxy(a.broker.url(), hook).await;
-    let b = Endpoint::serve_remote(
-        vec![
-            ("QUEEN_URL".into(), format!("http://{proxy}")),
-            (
-                "QUEEN_SQS_HANDLE_SECRET".into(),
-                support::HANDLE_SECRET.into(),
-            ),
-            ("QUEEN_SQS_AUTH".into(), "off".into()),
-        ],
-        a.broker.clone(),
-        a.data_dir.clone(),
-    )
-    .await;
+    let b = a.replica_behind(hook).await;
     let url_b = url.replace(&a.url, &b.url);
     let (status, body) = b
         .sqs(
@@ -810,20 +828,7 @@ async fn a_visibility_change_to_zero_that_loses_the_race_to_the_deadline_makes_n
         }
         None
     });
-    let proxy = support::proxy(a.broker.url(), hook).await;
-    let b = Endpoint::serve_remote(
-        vec![
-            ("QUEEN_URL".into(), format!("http://{proxy}")),
-            (
-                "QUEEN_SQS_HANDLE_SECRET".into(),
-                support::HANDLE_SECRET.into(),
-            ),
-            ("QUEEN_SQS_AUTH".into(), "off".into()),
-        ],
-        a.broker.clone(),
-        a.data_dir.clone(),
-    )
-    .await;
+    let b = a.replica_behind(hook).await;
     let m = receive_200(&a, &url, json!({})).await.remove(0);
     hold.store(true, SeqCst);
     let (status, v) = b

@@ -243,13 +243,7 @@ async fn a_purge_cut_off_half_way_can_be_retried_at_once() {
         (seen.path_and_query.starts_with("/api/v1/configure") && flag.swap(false, SeqCst))
             .then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
     });
-    let proxy = support::proxy(a.broker.url(), hook).await;
-    let b = Endpoint::serve_remote(
-        replica_env(&format!("http://{proxy}")),
-        a.broker.clone(),
-        a.data_dir.clone(),
-    )
-    .await;
+    let b = a.replica_behind(hook).await;
     let url_b = url.replace(&a.url, &b.url);
     fail_configure.store(true, SeqCst);
     let (status, body) = b.sqs("PurgeQueue", json!({"QueueUrl": url_b})).await;
@@ -285,13 +279,7 @@ async fn a_broker_failure_answers_service_unavailable() {
         (seen.path_and_query.starts_with("/api/v1/push") && flag.swap(false, SeqCst))
             .then(|| (500, br#"{"error":"pool"}"#.to_vec()))
     });
-    let proxy = support::proxy(a.broker.url(), hook).await;
-    let b = Endpoint::serve_remote(
-        replica_env(&format!("http://{proxy}")),
-        a.broker.clone(),
-        a.data_dir.clone(),
-    )
-    .await;
+    let b = a.replica_behind(hook).await;
     let url_b = url.replace(&a.url, &b.url);
     let (status, body) = b
         .sqs(

@@ -155,6 +155,12 @@ async fn receive_standard<T: Transport>(
             plan.fates.push((m, lease, Fate::Leave));
             continue;
         }
+        if let Some(seconds) = visibility::still_delayed(&e, m, ctx.now_ms) {
+            plan.given_back.push(m.partition_id.clone());
+            plan.delayed.push((m.partition.clone(), seconds));
+            plan.fates.push((m, lease, Fate::GiveBack));
+            continue;
+        }
         let id = visibility::message_id(&e, m);
         let carried = redrive::carried_count(&e);
         // One delivery, twice in the lane (a visibility change raced its timer's fire):
@@ -189,6 +195,9 @@ async fn receive_standard<T: Transport>(
     if !plan.given_back.is_empty() {
         visibility::give_back(ctx, &plan.fates).await;
     }
+    if !plan.delayed.is_empty() {
+        visibility::hold_lanes(ctx, q, &plan.delayed).await;
+    }
     let lanes: Vec<String> = plan
         .solo
         .into_iter()
@@ -215,6 +224,9 @@ struct Plan<'p> {
     given_back: Vec<String>,
     /// Lanes an oversized message is held in by a lease afterwards, with its fate's slot.
     solo: Vec<(usize, String)>,
+    /// Lanes of oversized messages popped before their delay ended (the send's own hold
+    /// not taken yet, or failed), with the seconds left: given back, then held for those.
+    delayed: Vec<(String, u64)>,
 }
 
 /// A message a receive answers with a timer handle.

@@ -37,7 +37,6 @@ use sha2::{Digest, Sha256};
 
 const MAX_DELAY_SECONDS: i64 = 900;
 use super::visibility::{self, TIMER_PAYLOAD_MAX};
-use crate::queen::PopOptions;
 /// SendMessageBatch's ceiling on the sum of its messages' sizes, whatever the queue's
 /// MaximumMessageSize: an entry over the queue's limit fails alone, not the batch.
 const MAX_BATCH_BYTES: usize = 1_048_576;
@@ -241,9 +240,16 @@ async fn deliver<T: Transport>(
         } else {
             push_of.push(Some(pushes.len()));
             timer_of.push(None);
+            let payload = if m.solo {
+                let mut stamped = m.envelope.clone();
+                visibility::stamp_visible_at(&mut stamped, ctx.now_ms, m.timer_seconds);
+                stamped.to_json()
+            } else {
+                m.envelope.to_json()
+            };
             let mut item = lanes::push_item(
                 q,
-                m.envelope.to_json(),
+                payload,
                 m.group.as_deref(),
                 m.dedup.as_deref(),
                 &key,
@@ -323,10 +329,9 @@ async fn deliver<T: Transport>(
     Ok(out)
 }
 
-/// Holds each delayed message too large for a timer in its own lane for its delay: a
-/// pinned pop under a lease of the delay, which blocks nothing else. Not atomic with the
-/// push: a receive that claims the message in between, or a hold that fails, delivers it
-/// early (docs/divergences.md); it is stored either way, so the send succeeds.
+/// Holds each delayed message too large for a timer in its own lane for its delay (a
+/// lease on the lane). Not atomic with the push: a receive that pops the message in
+/// between sees its `VISIBLE_AT` stamp and holds it back itself.
 async fn hold_back<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
@@ -335,18 +340,18 @@ async fn hold_back<T: Transport>(
     pushes: &[PushItem],
     pushed: &[crate::queen::PushResult],
 ) {
-    let holds = msgs.iter().zip(push_of).filter_map(|((_, m), j)| {
-        let j = (*j)?;
-        let landed = pushed.get(j)?.status == PushStatus::Queued;
-        (m.solo && landed).then(|| {
-            let opts = PopOptions {
-                wait_ms: None,
-                lease_seconds: Some(m.timer_seconds),
-            };
-            ctx.queen.pop_one(&q.name, Some(&pushes[j].partition), opts)
+    let lanes: Vec<(String, u64)> = msgs
+        .iter()
+        .zip(push_of)
+        .filter_map(|((_, m), j)| {
+            let j = (*j)?;
+            let landed = pushed.get(j)?.status == PushStatus::Queued;
+            (m.solo && landed).then(|| (pushes[j].partition.clone(), m.timer_seconds))
         })
-    });
-    let _early_if_it_failed = futures_util::future::join_all(holds).await;
+        .collect();
+    if !lanes.is_empty() {
+        visibility::hold_lanes(ctx, q, &lanes).await;
+    }
 }
 
 /// The three MD5s a send answers (attribute digests only when there are attributes).

@@ -36,7 +36,7 @@ use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::model::{Envelope, ReceiptHandle};
 use crate::queen::{
-    Ack, KvOp, PoppedMessage, PushItem, QueenError, RollbackReason, TimerCancel, TimerOp,
+    Ack, KvOp, PopOptions, PoppedMessage, PushItem, QueenError, RollbackReason, TimerCancel, TimerOp,
     TimerSchedule, TimerVerdict, Transaction, TxnOutcome,
 };
 use crate::service::Ctx;
@@ -101,6 +101,40 @@ pub fn solo_lane(message_id: &str) -> String {
 
 pub fn is_solo_lane(partition: &str) -> bool {
     partition.starts_with(SOLO_PREFIX)
+}
+
+/// When a delayed message too large for a timer becomes visible (ms since the epoch). Its
+/// delay is held by a lease on its lane, taken only after the push; whoever pops it before
+/// that (a receive in between, or after a hold that failed) sees this and holds it back.
+pub const VISIBLE_AT: &str = "queen.visibleAt";
+
+/// Stamps a delayed oversized message with the end of its delay.
+pub fn stamp_visible_at(e: &mut Envelope, now_ms: i64, delay_s: u64) {
+    let at = now_ms.saturating_add((delay_s as i64).saturating_mul(1000));
+    redrive::put(e, VISIBLE_AT, "Number", at.to_string());
+}
+
+/// Whole seconds a popped message of a lane of its own is still delayed for, if any.
+pub fn still_delayed(e: &Envelope, m: &PoppedMessage, now_ms: i64) -> Option<u64> {
+    if !is_solo_lane(&m.partition) {
+        return None;
+    }
+    let left_ms = redrive::number(e, VISIBLE_AT)?.saturating_sub(now_ms);
+    (left_ms > 0).then(|| (left_ms as u64).div_ceil(1000))
+}
+
+/// Holds lanes of one message each for a while: a pinned pop under a lease of that many
+/// seconds, which blocks nothing else. A hold that fails leaves the message visible; a
+/// receive that pops it then holds it back again (`still_delayed`).
+pub async fn hold_lanes<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, lanes: &[(String, u64)]) {
+    let holds = lanes.iter().map(|(lane, seconds)| {
+        let opts = PopOptions {
+            wait_ms: None,
+            lease_seconds: Some(*seconds),
+        };
+        ctx.queen.pop_one(&q.name, Some(lane), opts)
+    });
+    let _visible_if_it_failed = futures_util::future::join_all(holds).await;
 }
 
 /// The push that puts a copy back in its lane at once (a receive at visibility 0).

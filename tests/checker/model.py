@@ -46,6 +46,12 @@ The promises (one id per invariant, used in reports):
   visibility       (a note on standard queues, where SQS allows duplicates) no second delivery
                    of a message while a first delivery's visibility timeout is running
 
+A standard message whose ChangeMessageVisibility had an unknown outcome (its answer lost to a
+fault) may be delivered once more than the rules above allow: the broker may carry out that
+change after the timer it names has fired, which schedules the copy a second time
+(docs/divergences.md, "a visibility change that reaches the broker late"). Its later
+deliveries are judged as duplicates (a note), not as violations.
+
 Notes are printed but do not fail a run.
 """
 
@@ -681,8 +687,11 @@ class Checker:
             copy.deliveries = ds
             dup = False
             created = s.call.ts if copy.origin == "home" else (copy.first_seen.ts - 60 if copy.first_seen else s.call.ts)
+            late = None if q.fifo else self.late_change(s)
             for k, d in enumerate(ds, 1):
                 d.k = k
+                if late is not None and d.rs > late:
+                    dup = True
                 # Delay: the first delivery of the home copy not before the delay.
                 if copy.origin == "home" and k == 1 and s.delay_lo:
                     if d.re < s.call.ts + s.delay_lo - MARGIN:
@@ -720,6 +729,14 @@ class Checker:
                 self.check_lifecycle(copy, d, q)
             if copy.origin == "dlq":
                 self.check_dead_lettered(copy)
+
+    def late_change(self, s: Send):
+        """When the first ChangeMessageVisibility (to more than 0) of the message began
+        whose outcome is unknown; None if there was none. Such a change may reach the broker
+        after its timer fired and schedule the copy again."""
+        starts = [c.ts for p in self.copies_of[s.token] for d in p.deliveries for c in d.cmvs
+                  if c.outcome == "unknown" and c.extra.get("v") != 0]
+        return min(starts) if starts else None
 
     def settled_before(self, e: Delivery, t):
         for c in e.deletes:
@@ -814,7 +831,11 @@ class Checker:
                     if lo is None or c.te >= lo - MARGIN:
                         continue
                     self.stats["judged: deletes of a current delivery"] += 1
+                    late = None if self.h.queues[copy.qkey].fifo else self.late_change(copy.send)
                     for x in others:
+                        if x.rs > c.te and late is not None and x.rs > late:
+                            self.note("visibility", f"{copy.send.token} delivered at {self.rel(x.rs)} after a successful delete; a visibility change with an unknown outcome began at {self.rel(late)}", [x.call, c])
+                            break
                         if x.rs > c.te:
                             extra = ""
                             cmv0 = [m for p in self.copies_of[copy.send.token] for y in p.deliveries for m in y.cmvs if m.extra.get("v") == 0]

@@ -650,6 +650,18 @@ impl Endpoint {
         Endpoint::serve_with(env, Outgoing::new(None), broker, data_dir).await
     }
 
+    /// A second replica over this endpoint's broker whose broker calls pass a [`proxy`]
+    /// with `hook` (faults for that replica only); auth off, the same handle secret.
+    pub async fn replica_behind(&self, hook: Hook) -> Endpoint {
+        let proxy = proxy(self.broker.url(), hook).await;
+        let env = vec![
+            ("QUEEN_URL".into(), format!("http://{proxy}")),
+            ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
+            ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ];
+        Endpoint::serve_remote(env, self.broker.clone(), self.data_dir.clone()).await
+    }
+
     async fn serve_with(
         env: Vec<(String, String)>,
         outgoing: Outgoing,
