@@ -544,6 +544,54 @@ async fn a_fifo_group_stays_blocked_while_any_of_its_messages_is_in_flight() {
     assert_eq!(attr(&next[0], "ApproximateReceiveCount"), "2");
 }
 
+/// Found by the checker: a claim whose head is dead-lettered and whose other messages
+/// were deleted answered nothing and kept its group leased for the visibility timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_claim_left_with_only_deleted_messages_after_a_dead_letter_move_frees_its_group() {
+    let ep = Endpoint::start().await;
+    let dlq = make_queue(&ep, "tail-dlq.fifo", &[], 0).await;
+    let policy = json!({"deadLetterTargetArn": arn("tail-dlq.fifo"), "maxReceiveCount": 1});
+    let url = make_queue(
+        &ep,
+        "tail.fifo",
+        &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy.to_string())],
+        0,
+    )
+    .await;
+    let send_in_g = |body: &'static str| {
+        let (ep, url) = (&ep, url.clone());
+        async move {
+            ep.sqs_ok(
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": "g", "MessageDeduplicationId": body}),
+            )
+            .await;
+        }
+    };
+    send_in_g("a").await;
+    send_in_g("b").await;
+    let held = receive_200(&ep, &url, json!({})).await;
+    assert_eq!(held.len(), 2);
+    // b is deleted, a given back: a's next receive is one too many.
+    delete(&ep, &url, &held[1]).await;
+    ep.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url, "ReceiptHandle": held[0]["ReceiptHandle"], "VisibilityTimeout": 0}),
+    )
+    .await;
+    assert!(
+        receive_200(&ep, &url, json!({})).await.is_empty(),
+        "a went to the dead-letter queue, b was deleted"
+    );
+    send_in_g("c").await;
+    let next = receive_200(&ep, &url, json!({"WaitTimeSeconds": 2})).await;
+    let bodies: Vec<&str> = next.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["c"], "the group is free at once");
+    let dead = receive_200(&ep, &dlq, json!({"WaitTimeSeconds": 1})).await;
+    let bodies: Vec<&str> = dead.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["a"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_claim_given_back_whole_is_visible_at_once() {
     let ep = Endpoint::start().await;
@@ -689,6 +737,57 @@ async fn a_maximum_size_delayed_message_whose_hold_failed_is_not_delivered_early
     assert_eq!(attr(&m, "ApproximateReceiveCount"), "1");
     delete(&a, &url, &m).await;
     assert!(drain_bodies(&a, &url, 1, 2, json!({})).await.is_empty());
+}
+
+/// A receive that popped before a PurgeQueue and commits while the purge runs (after its
+/// timers were cancelled, before the broker queue is deleted) leaves a visibility timer
+/// that outlives the queue: the purged message must not come back from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_receive_committing_during_a_purge_brings_nothing_back() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "purge-race", &[("VisibilityTimeout", "5")], 1).await;
+    send(&a, &url, "purged").await;
+    // Replica b's receive transaction is held 1.5 s; replica c's broker queue delete 3 s.
+    let b = a
+        .replica_behind(Arc::new(|seen: &support::Seen| {
+            if seen.path_and_query.starts_with("/api/v1/transaction") {
+                std::thread::sleep(Duration::from_millis(1_500));
+            }
+            None
+        }))
+        .await;
+    let c = a
+        .replica_behind(Arc::new(|seen: &support::Seen| {
+            let delete = seen.method == hyper::Method::DELETE
+                && seen.path_and_query.starts_with("/api/v1/resources/queues/");
+            if delete {
+                std::thread::sleep(Duration::from_millis(3_000));
+            }
+            None
+        }))
+        .await;
+    let (url_b, url_c) = (url.replace(&a.url, &b.url), url.replace(&a.url, &c.url));
+    let started = Instant::now();
+    let receive = tokio::spawn(async move {
+        let (status, v) = b
+            .sqs("ReceiveMessage", json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10}))
+            .await;
+        (status, v)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    c.sqs_ok("PurgeQueue", json!({"QueueUrl": url_c})).await;
+    let (status, v) = receive.await.unwrap();
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        v["Messages"].as_array().map_or(0, Vec::len),
+        1,
+        "the receive took the message before the purge deleted the queue"
+    );
+    assert!(started.elapsed() < Duration::from_secs(6), "before its timer was due");
+    // Its visibility (5 s) ends; nothing comes back.
+    let back = drain_bodies(&a, &url, 1, 8, json!({"WaitTimeSeconds": 1})).await;
+    assert!(back.is_empty(), "purged messages came back: {back:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -488,8 +488,13 @@ pub async fn purge_queue<T: Transport>(
 }
 
 async fn delete_and_recreate<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<(), ApiError> {
+    // Timers outlive a broker queue. Those pending now are cancelled first, so none fires
+    // into the queue being deleted; a receive that popped before and commits while the
+    // purge runs schedules new ones, cancelled after the delete. (One that commits after
+    // the delete finds its acks refused and cancels its own.)
     cancel_timers(ctx, name).await?;
     ctx.queen.delete_queue(name).await?;
+    cancel_timers(ctx, name).await?;
     let current = registry::require(ctx, name).await?;
     ctx.queen
         .configure(name, &current.record.queen_options())

@@ -696,10 +696,12 @@ async fn dead_letter_head<T: Transport>(
         .iter()
         .take_while(|m| deleted.contains(&m.id) || exceeded(m))
         .count();
-    // Trailing deleted messages are left to the claim: the run ends at its last move.
-    let Some(n) = messages[..run].iter().rposition(exceeded).map(|i| i + 1) else {
+    // The run's deleted messages are completed with its moves, trailing ones too: left
+    // to the claim, a claim of nothing else would be answered empty and stay leased.
+    if !messages[..run].iter().any(exceeded) {
         return Ok(Head::Kept);
-    };
+    }
+    let n = run;
     let moving: Vec<&PoppedMessage> = messages[..n].iter().filter(|m| exceeded(m)).collect();
     let last = &messages[n - 1];
     // First keyed by transaction id; on a dedup collision, once more by message id.
