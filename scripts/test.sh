@@ -4,11 +4,12 @@
 # first failed:
 #
 #   1. the embedded broker: the Rust tests (the component served by the host against
-#      the embedded broker), then the real-client suites against a running endpoint;
+#      the embedded broker), then the real-client suites against a running endpoint,
+#      then the model-based checker (scripts/checker.sh: fixed seeds and a fresh one);
 #   2. the released Queen engine (scripts/queen-engine.sh: queen-engine 1.3.0 on a
 #      throwaway PostgreSQL): the host's SQS and SNS integration tests, each test with
 #      an engine and a database of its own, then the same real-client suites against
-#      an endpoint fronting one engine.
+#      an endpoint fronting one engine, then the checker over an engine.
 #
 #   3. a cluster (scripts/cluster-lane.sh): two facade replicas over two engine nodes
 #      meshed over one PostgreSQL, the real-client suites through a round-robin front,
@@ -88,6 +89,10 @@ if [[ " $LANES " == *" embedded "* ]]; then
   step=$SECONDS
   scripts/console-test.sh || failed=1
   step_done "queue console" "$step"
+  echo "== the model-based checker (tests/checker): fixed seeds and one fresh seed"
+  step=$SECONDS
+  scripts/checker.sh embedded || failed=1
+  step_done "checker" "$step"
   lane_done "embedded broker" "$started" "$failed"
 fi
 
@@ -129,6 +134,10 @@ if [[ " $LANES " == *" engine "* ]]; then
     step=$SECONDS
     QUEEN_SQS_COMPAT_BROKER=engine scripts/compat.sh || failed=1
     step_done "real-client suites" "$step"
+    echo "== the model-based checker (tests/checker): fixed seeds and one fresh seed"
+    step=$SECONDS
+    scripts/checker.sh engine || failed=1
+    step_done "checker" "$step"
   else
     echo "could not install the Queen engine or PostgreSQL" >&2
     failed=1
