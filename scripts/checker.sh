@@ -16,7 +16,8 @@
 #   embedded: 4 (clean, in-process broker), 1 (proxy faults), 3 (faults + kills)
 #   engine:   8 (clean), 1 (faults), 3 (faults + kills)
 #
-# Builds only `cargo build -p queen-sqs-host` (debug; waits for another build's cargo lock).
+# Builds only `cargo build -p queen-sqs-host` (debug; waits for another build's cargo lock);
+# QUEEN_SQS_CHECKER_BIN names a host binary to use instead (no build).
 # Every server gets a port it picked and is checked to be the process listening there. The
 # last line is "N passed, M failed" over seeds x invariants; the exit status is non-zero on
 # any violation.
@@ -39,9 +40,14 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-echo "== building the debug host (cargo build -p queen-sqs-host)"
-cargo build -p queen-sqs-host --quiet
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
+if [ -n "${QUEEN_SQS_CHECKER_BIN:-}" ]; then
+  # A host binary of its own (a long run that must not meet a rebuild of target/).
+  BIN=$QUEEN_SQS_CHECKER_BIN
+else
+  echo "== building the debug host (cargo build -p queen-sqs-host)"
+  cargo build -p queen-sqs-host --quiet
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
+fi
 
 echo "== Python (venv at tests/compat/.venv)"
 if [ ! -x tests/compat/.venv/bin/python ]; then
