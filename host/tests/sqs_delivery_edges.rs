@@ -400,6 +400,67 @@ async fn a_delete_batch_may_name_two_deliveries_of_one_message() {
     );
 }
 
+/// Item 8: a receive that stalls past its pop's lease between the pop and its transaction
+/// settles in two steps and undoes its own timer when its ack is refused. Another receive
+/// took the message meanwhile; the undo must not cancel that receive's timer, or the
+/// message would be acknowledged with nothing left to bring it back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_hold() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "stalled", &[("VisibilityTimeout", "5")], 1).await;
+    send(&a, &url, "held twice").await;
+    // Replica b's first receive transaction reaches the broker 36 s late (its pop's lease
+    // is 30 s).
+    let stall = Arc::new(AtomicBool::new(true));
+    let once = stall.clone();
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let body = String::from_utf8_lossy(seen.body);
+            let receive = seen.path_and_query.starts_with("/api/v1/transaction")
+                && body.contains("\"ack\"")
+                && body.contains("schedule");
+            if receive && once.swap(false, SeqCst) {
+                std::thread::sleep(Duration::from_secs(36));
+            }
+            None
+        }))
+        .await;
+    let url_b = url.replace(&a.url, &b.url);
+    let started = Instant::now();
+    let stalled = tokio::spawn(async move {
+        b.sqs("ReceiveMessage", json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10}))
+            .await
+    });
+    // b popped it: a sees nothing while b's pop lease runs.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        receive_200(&a, &url, json!({})).await.is_empty(),
+        "held by b's pop"
+    );
+    // After b's lease ran out, before its transaction lands: a takes the message.
+    tokio::time::sleep(Duration::from_millis(31_000).saturating_sub(started.elapsed())).await;
+    // a holds it for 12 s: still in flight when b's transaction lands.
+    let first = receive_200(&a, &url, json!({"WaitTimeSeconds": 1, "VisibilityTimeout": 12})).await;
+    assert_eq!(first.len(), 1, "the message is receivable once b's pop lease ran out");
+    assert!(started.elapsed() < Duration::from_secs(36), "before b's transaction landed");
+    let (status, v) = stalled.await.unwrap();
+    assert!(!stall.load(SeqCst), "b's transaction was held");
+    assert!(
+        status == 200 || status == 503,
+        "b answers its receive: {status} {v}"
+    );
+    assert!(
+        v["Messages"].as_array().is_none_or(Vec::is_empty),
+        "b lost its lease: it answers nothing ({v})"
+    );
+    // a never deletes: its visibility ends and the message comes back.
+    let back = drain_bodies(&a, &url, 1, 15, json!({})).await;
+    let m = back.get("held twice").expect("the message came back after a's visibility");
+    assert_eq!(attr(m, "ApproximateReceiveCount"), "2");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_delete_of_an_older_delivery_does_not_undo_a_newer_one() {
     let ep = Endpoint::start().await;

@@ -173,3 +173,45 @@ async fn one_receive_spans_groups_each_in_order() {
         .await;
     assert_eq!(r["Messages"].as_array().map(Vec::len), Some(4), "{r}");
 }
+
+/// Found by the checker on the engine: a claim released at once (a receive with
+/// visibility 0), the group claimed again by one message only, then a delete with the
+/// first claim's handle of a message the new claim does not hold. That delete must not
+/// complete anything: the group stays blocked behind the message in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_handle_of_a_released_claim_deletes_nothing_behind_a_newer_claim() {
+    let ep = Endpoint::start().await;
+    let url = fifo(&ep, "stale-release.fifo", 30).await;
+    for b in ["a", "b", "c"] {
+        send(&ep, &url, "g", b).await;
+    }
+    let released = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "MaxNumberOfMessages": 10, "VisibilityTimeout": 0}),
+        )
+        .await;
+    let released = released["Messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(bodies(&released), ["a", "b", "c"]);
+    // The group claimed again, by a receive of one message: a, for 30 s.
+    let held = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "MaxNumberOfMessages": 1}),
+        )
+        .await;
+    let held = held["Messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(bodies(&held), ["a"]);
+    // b deleted with the released claim's handle.
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": released[1]["ReceiptHandle"]}),
+    )
+    .await;
+    let next = receive(&ep, &url).await;
+    assert!(
+        next.is_empty(),
+        "nothing of the group while a is in flight: {:?}",
+        bodies(&next)
+    );
+}

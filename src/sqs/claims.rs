@@ -242,37 +242,14 @@ pub enum Recorded {
 
 /// Which list of the group's record a settle adds to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mark {
+pub enum Mark {
     Deleted,
     Released,
 }
 
-/// Adds `ids` to the group's `deleted` (or `released`) while the record names `lease`
-/// (compare-and-set).
-pub async fn record_deletes<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    q: &QueueRecord,
-    partition_id: &str,
-    lease: &str,
-    current: Stored,
-    ids: &[String],
-) -> Result<Recorded, ApiError> {
-    record(ctx, q, partition_id, lease, current, ids, Mark::Deleted).await
-}
-
-/// Adds `ids` to the group's `released` while the record names `lease`.
-pub async fn record_releases<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    q: &QueueRecord,
-    partition_id: &str,
-    lease: &str,
-    current: Stored,
-    ids: &[String],
-) -> Result<Recorded, ApiError> {
-    record(ctx, q, partition_id, lease, current, ids, Mark::Released).await
-}
-
-async fn record<T: Transport>(
+/// Adds `ids` to the group's `deleted` (or `released`) list while the record names
+/// `lease` (compare-and-set).
+pub async fn record<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     partition_id: &str,

@@ -5,6 +5,7 @@ pub mod attributes;
 pub mod batch;
 pub mod claims;
 pub mod dedup;
+pub mod hold;
 pub mod input;
 pub mod lanes;
 pub mod message_attrs;

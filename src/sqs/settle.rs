@@ -20,6 +20,7 @@
 
 use super::batch;
 use super::claims::{self, Lookup, Recorded};
+use super::hold::Hold;
 use super::input::Input;
 use super::receive::{visibility_param, HANDLE_LIFETIME_MS, MAX_VISIBILITY_SECONDS};
 use super::registry::{self, QueueRecord};
@@ -37,18 +38,14 @@ pub async fn delete_message<T: Transport>(
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
     let stored = registry::by_url_recent(ctx, &input).await?;
-    let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
-    if stored.record.fifo {
-        let mut r = delete_fifo(ctx, &stored.record, &[handle]).await?;
-        return r.pop().unwrap_or(Ok(())).map(|_| json!({}));
-    }
-    if handle.timer_key.is_some() {
-        let mut r = visibility::delete(ctx, &stored.record, &[&handle]).await?;
-        return r.pop().unwrap_or(Ok(())).map(|_| json!({}));
-    }
-    let r = ctx.queen.ack(&ack(&handle, "completed")).await?;
-    deleted(&r)?;
-    Ok(json!({}))
+    let q = &stored.record;
+    let handle = open_handle(ctx, q, input.str("ReceiptHandle")?)?;
+    let mut verdicts = match Hold::of(q, &handle) {
+        Hold::Claim => delete_fifo(ctx, q, &[handle]).await?,
+        Hold::Timer => visibility::delete(ctx, q, &[&handle]).await?,
+        Hold::Lease => vec![deleted(&ctx.queen.ack(&ack(&handle, "completed")).await?)],
+    };
+    verdicts.pop().unwrap_or(Ok(())).map(|_| json!({}))
 }
 
 /// Deletes on a FIFO queue, grouped by claim; one verdict per handle, in order.
@@ -126,7 +123,7 @@ async fn delete_in_claim<T: Transport>(
     current: claims::Stored,
     ids: &[String],
 ) -> Result<(), ApiError> {
-    match claims::record_deletes(ctx, q, pid, lease, current, ids).await? {
+    match claims::record(ctx, q, pid, lease, current, ids, claims::Mark::Deleted).await? {
         Recorded::Stale => Ok(()),
         Recorded::Pending { release } => {
             release_claim(ctx, pid, lease, release).await;
@@ -188,7 +185,7 @@ async fn release_in_claim<T: Transport>(
     if !held {
         return Err(not_inflight());
     }
-    match claims::record_releases(ctx, q, &h.partition_id, &h.lease_id, current, &ids).await? {
+    match claims::record(ctx, q, &h.partition_id, &h.lease_id, current, &ids, claims::Mark::Released).await? {
         Recorded::Stale => Err(not_inflight()),
         Recorded::Pending { release } | Recorded::Ack { release, .. } => match release {
             Some(_) => change(ctx, h, 0).await,
@@ -197,77 +194,46 @@ async fn release_in_claim<T: Transport>(
     }
 }
 
-/// One `POST /ack/batch` for every well-formed handle; each claim is its own lease, so
-/// the items are independent of one another.
+/// Every well-formed handle, sorted by how its message is held: FIFO claims through their
+/// groups' records, timers in one timers call, leases in one `POST /ack/batch`.
 pub async fn delete_message_batch<T: Transport>(
     ctx: &Ctx<'_, T>,
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
     let stored = registry::by_url_recent(ctx, &input).await?;
+    let q = &stored.record;
     let entries = batch::entries(&input, "DeleteMessageBatchRequestEntry")?;
-    if stored.record.fifo {
-        let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
-        let mut handles = Vec::new();
-        let mut slot_of = Vec::new();
-        for (id, e) in &entries {
-            match e
-                .str("ReceiptHandle")
-                .and_then(|h| open_handle(ctx, &stored.record, h))
-            {
-                Ok(h) => {
-                    slot_of.push(results.len());
-                    handles.push(h);
-                    results.push((id, Ok(json!({ "Id": id }))));
-                }
-                Err(err) => results.push((id, Err(err))),
-            }
-        }
-        if !handles.is_empty() {
-            let verdicts = delete_fifo(ctx, &stored.record, &handles).await?;
-            for (slot, v) in slot_of.into_iter().zip(verdicts) {
-                if let Err(e) = v {
-                    results[slot].1 = Err(e);
-                }
-            }
-        }
-        return Ok(batch::answer(results));
-    }
     let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
-    let mut acks = Vec::new();
-    let mut slot_of = Vec::new();
-    let mut timed: Vec<ReceiptHandle> = Vec::new();
-    let mut timed_slots = Vec::new();
+    // Per kind of hold: the handles and their entries' slots in `results`.
+    let mut held: [(Vec<ReceiptHandle>, Vec<usize>); 3] = Default::default();
     for (id, e) in &entries {
-        let opened = e
-            .str("ReceiptHandle")
-            .and_then(|h| open_handle(ctx, &stored.record, h));
-        match opened {
-            Ok(h) if h.timer_key.is_some() => {
-                timed_slots.push(results.len());
-                timed.push(h);
-                results.push((id, Ok(json!({ "Id": id }))));
-            }
+        match e.str("ReceiptHandle").and_then(|h| open_handle(ctx, q, h)) {
             Ok(h) => {
-                slot_of.push(results.len());
-                acks.push(ack(&h, "completed"));
+                let (handles, slots) = &mut held[Hold::of(q, &h) as usize];
+                slots.push(results.len());
+                handles.push(h);
                 results.push((id, Ok(json!({ "Id": id }))));
             }
             Err(err) => results.push((id, Err(err))),
         }
     }
-    if !timed.is_empty() {
-        let handles: Vec<&ReceiptHandle> = timed.iter().collect();
-        let verdicts = visibility::delete(ctx, &stored.record, &handles).await?;
-        for (slot, v) in timed_slots.into_iter().zip(verdicts) {
-            if let Err(e) = v {
-                results[slot].1 = Err(e);
-            }
+    for (kind, (handles, slots)) in Hold::ALL.into_iter().zip(held) {
+        if handles.is_empty() {
+            continue;
         }
-    }
-    if !acks.is_empty() {
-        let answers = ctx.queen.ack_batch(&acks).await?;
-        for (slot, r) in slot_of.into_iter().zip(answers) {
-            if let Err(e) = deleted(&r) {
+        let verdicts = match kind {
+            Hold::Claim => delete_fifo(ctx, q, &handles).await?,
+            Hold::Timer => {
+                let refs: Vec<&ReceiptHandle> = handles.iter().collect();
+                visibility::delete(ctx, q, &refs).await?
+            }
+            Hold::Lease => {
+                let acks: Vec<Ack> = handles.iter().map(|h| ack(h, "completed")).collect();
+                ctx.queen.ack_batch(&acks).await?.iter().map(deleted).collect()
+            }
+        };
+        for (slot, v) in slots.into_iter().zip(verdicts) {
+            if let Err(e) = v {
                 results[slot].1 = Err(e);
             }
         }
@@ -283,12 +249,11 @@ pub async fn change_message_visibility<T: Transport>(
     let handle = open_handle(ctx, &stored.record, input.str("ReceiptHandle")?)?;
     let seconds = visibility_param(&input)?;
     check_total_visibility(ctx, &handle, seconds)?;
-    if handle.timer_key.is_some() {
-        visibility::change(ctx, &stored.record, &handle, seconds).await?;
-    } else if stored.record.fifo && seconds == 0 {
-        release_in_claim(ctx, &stored.record, &[&handle]).await?;
-    } else {
-        change(ctx, &handle, seconds).await?;
+    let q = &stored.record;
+    match Hold::of(q, &handle) {
+        Hold::Timer => visibility::change(ctx, q, &handle, seconds).await?,
+        Hold::Claim if seconds == 0 => release_in_claim(ctx, q, &[&handle]).await?,
+        Hold::Claim | Hold::Lease => change(ctx, &handle, seconds).await?,
     }
     Ok(json!({}))
 }
@@ -308,10 +273,10 @@ pub async fn change_message_visibility_batch<T: Transport>(
         let handle = open_handle(ctx, q, e.str("ReceiptHandle")?)?;
         let seconds = visibility_param(e)?;
         check_total_visibility(ctx, &handle, seconds)?;
-        if handle.timer_key.is_some() {
-            visibility::change(ctx, q, &handle, seconds).await?;
-        } else {
-            change(ctx, &handle, seconds).await?;
+        match Hold::of(q, &handle) {
+            Hold::Timer => visibility::change(ctx, q, &handle, seconds).await?,
+            // A FIFO batch is grouped by claim first (`change_batch_fifo`).
+            Hold::Claim | Hold::Lease => change(ctx, &handle, seconds).await?,
         }
         Ok(json!({ "Id": id }))
     }))

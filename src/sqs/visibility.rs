@@ -293,7 +293,9 @@ pub async fn settle_receive<T: Transport>(
                 backoff_ms *= 2;
             }
             Err(e) => {
-                release(ctx, popped).await;
+                // Given back at once (ack `retry` is never rate-limited as a KV write), so
+                // a receive that failed does not hide them for the pop's lease.
+                retry(ctx, popped, |_| true).await;
                 return Err(e.into());
             }
         }
@@ -345,27 +347,21 @@ async fn settle_in_two_steps<T: Transport>(
 const THROTTLE_BACKOFF_MAX_MS: u64 = 800;
 
 /// Gives the oversized messages of a receive back to their lanes (ack `retry` at each:
-/// the lane's lease ends there, the messages before it having been taken). A release that
-/// fails leaves the pop's lease to run out.
+/// the lane's lease ends there, the messages before it having been taken).
 pub async fn give_back<T: Transport>(ctx: &Ctx<'_, T>, popped: &[(&PoppedMessage, String, Fate)]) {
-    let acks: Vec<Ack> = popped
-        .iter()
-        .filter(|(_, _, f)| matches!(f, Fate::GiveBack))
-        .map(|(m, lease, _)| Ack {
-            transaction_id: m.transaction_id.clone(),
-            partition_id: m.partition_id.clone(),
-            status: "retry",
-            lease_id: Some(lease.clone()),
-        })
-        .collect();
-    let _lease_runs_out_otherwise = ctx.queen.ack_batch(&acks).await;
+    retry(ctx, popped, |f| matches!(f, Fate::GiveBack)).await;
 }
 
-/// Gives popped messages back to their lanes at once (ack `retry`, never rate-limited
-/// as a KV write), so a receive that failed does not hide them for the pop's lease.
-async fn release<T: Transport>(ctx: &Ctx<'_, T>, popped: &[(&PoppedMessage, String, Fate)]) {
+/// Acks `retry` each popped message whose fate `pick` names, under its pop's lease, in
+/// one call. One that fails leaves that lease to run out: the message comes back then.
+async fn retry<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    popped: &[(&PoppedMessage, String, Fate)],
+    pick: impl Fn(&Fate) -> bool,
+) {
     let acks: Vec<Ack> = popped
         .iter()
+        .filter(|(_, _, f)| pick(f))
         .map(|(m, lease, _)| Ack {
             transaction_id: m.transaction_id.clone(),
             partition_id: m.partition_id.clone(),
@@ -373,9 +369,11 @@ async fn release<T: Transport>(ctx: &Ctx<'_, T>, popped: &[(&PoppedMessage, Stri
             lease_id: Some(lease.clone()),
         })
         .collect();
-    // A release that fails leaves the lease to run out: the messages come back then.
-    let _ = ctx.queen.ack_batch(&acks).await;
+    if !acks.is_empty() {
+        let _lease_runs_out_otherwise = ctx.queen.ack_batch(&acks).await;
+    }
 }
+
 
 fn schedule(
     q: &QueueRecord,

@@ -472,7 +472,9 @@ class Run:
             kw["Id"] = f"e{i}"
             entries.append(kw)
             sends.append(s)
-        c, r = self.call("SendMessageBatch", q, cid, "send_message_batch", brief=f"{len(entries)} entries",
+        # Each entry's number and, on FIFO queues, its group: what a replay needs to read.
+        named = ",".join(s.token.rsplit(":", 1)[-1] + (f"/{s.group}" if s.group else "") for s in sends)
+        c, r = self.call("SendMessageBatch", q, cid, "send_message_batch", brief=f"{len(entries)} entries: {named}",
                          QueueUrl=q.url, Entries=entries)
         ok = {e["Id"]: e for e in (r or {}).get("Successful", [])}
         failed = {e["Id"]: e for e in (r or {}).get("Failed", [])}
