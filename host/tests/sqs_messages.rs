@@ -355,6 +355,14 @@ async fn receipt_handles_stale_forged_and_foreign() {
         )
         .await;
     assert_eq!(ty, "ReceiptHandleIsInvalid");
+    // The handle with its last character cut off (issue 21 item 6: it used to delete).
+    let (_, ty) = ep
+        .sqs_err(
+            "DeleteMessage",
+            json!({"QueueUrl": url, "ReceiptHandle": &handle[..handle.len() - 1]}),
+        )
+        .await;
+    assert_eq!(ty, "ReceiptHandleIsInvalid");
     let forged = mint(
         &ReceiptHandle {
             queue: "h1".into(),

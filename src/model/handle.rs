@@ -11,7 +11,7 @@
 //! 16 raw bytes when `h == 0` (a lower-case hyphenated UUID, the broker's id form) or by
 //! `h - 1` bytes of UTF-8 otherwise. With UUID ids a handle is about 160 characters.
 
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -73,20 +73,18 @@ pub fn mint(h: &ReceiptHandle, secret: &[u8]) -> String {
     STANDARD.encode(&buf)
 }
 
-/// Decodes a token in the alphabet it was minted in: standard base64 (padding optional),
-/// or the base64url of handles minted by earlier versions (`-`/`_`, no padding).
+/// Decodes a token exactly as it was minted: standard base64 with its padding, or the
+/// base64url without padding of handles minted by earlier versions (`-`/`_`). Nothing is
+/// decoded leniently: a handle missing its last character (a `=` of its padding, say) is
+/// not a handle, as at AWS (`ReceiptHandleIsInvalid`).
 fn decode_token(token: &str) -> Option<Vec<u8>> {
-    let unpadded = token
-        .strip_suffix("==")
-        .or_else(|| token.strip_suffix('='))
-        .unwrap_or(token);
-    if unpadded.contains(['-', '_']) {
-        if unpadded.len() != token.len() {
+    if token.contains(['-', '_']) {
+        if token.contains('=') {
             return None;
         }
-        return URL_SAFE_NO_PAD.decode(unpadded.as_bytes()).ok();
+        return URL_SAFE_NO_PAD.decode(token.as_bytes()).ok();
     }
-    STANDARD_NO_PAD.decode(unpadded.as_bytes()).ok()
+    STANDARD.decode(token.as_bytes()).ok()
 }
 
 pub fn open(token: &str, secret: &[u8]) -> Result<ReceiptHandle, HandleError> {
@@ -448,8 +446,12 @@ mod tests {
             let raw = STANDARD.decode(&t).unwrap();
             let old = URL_SAFE_NO_PAD.encode(&raw);
             assert_eq!(open(&old, SECRET), Ok(h.clone()));
-            // Padding is optional on the standard form.
-            assert_eq!(open(t.trim_end_matches('='), SECRET), Ok(h));
+            // The standard form keeps its padding: without it, or without its last
+            // character, it is no handle.
+            if t.ends_with('=') {
+                assert_eq!(open(t.trim_end_matches('='), SECRET), Err(HandleError::Malformed));
+            }
+            assert!(open(&t[..t.len() - 1], SECRET).is_err());
         }
         assert!(seen_plus_or_slash);
         // A mix of the two alphabets, or padding on a base64url token, is not a handle.
