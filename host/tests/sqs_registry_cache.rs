@@ -284,3 +284,27 @@ async fn a_send_accepted_by_a_stale_replica_after_a_delete_does_not_block_the_na
         "the new queue starts empty: {v}"
     );
 }
+
+/// Issue 21 item 7: a miss is not cached. A replica that was asked for a queue before it
+/// existed finds it at once after another replica created it (it answered
+/// `QueueDoesNotExist` for up to the cache bound before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_created_through_another_replica_is_found_at_once() {
+    let a = Endpoint::start().await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{}", a.broker.addr), "60000"),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url_b = format!("{}/000000000000/born-late", b.url);
+    let (_, code) = b
+        .sqs_err("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "early"}))
+        .await;
+    assert!(code.contains("QueueDoesNotExist"), "{code}");
+    a.create_queue("born-late", json!({})).await;
+    let v = b
+        .sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "on time"}))
+        .await;
+    assert!(v["MessageId"].is_string(), "{v}");
+}

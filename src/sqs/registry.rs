@@ -168,8 +168,9 @@ pub async fn load<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<Option<S
 
 /// Reads a queue's record for the message path, where a record up to
 /// `QUEEN_SQS_REGISTRY_CACHE_MS` old will do (a host cache may answer): a queue deleted
-/// or changed through another replica is seen within that bound. Never for a
-/// read-modify-write.
+/// or changed through another replica is seen within that bound. A miss is never taken
+/// from the cache: a queue created through another replica is found at once (one more
+/// read, for requests naming a queue that does not exist). Never for a read-modify-write.
 pub async fn load_recent<T: Transport>(
     ctx: &Ctx<'_, T>,
     name: &str,
@@ -178,7 +179,11 @@ pub async fn load_recent<T: Transport>(
         .queen
         .kv_get_cached(&key(name), ctx.cfg.registry_cache_ms)
         .await?;
-    Ok(row.and_then(stored))
+    match row.and_then(stored) {
+        Some(found) => Ok(Some(found)),
+        None if ctx.cfg.registry_cache_ms > 0 => load(ctx, name).await,
+        None => Ok(None),
+    }
 }
 
 /// The queue a message action's `QueueUrl` addresses, read through [`load_recent`].
