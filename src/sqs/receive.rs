@@ -116,6 +116,12 @@ pub async fn receive_message<T: Transport>(
 /// attempt counter would also count receives that answered nothing and messages never
 /// delivered. A message whose copy is larger than a timer may carry is given back to its
 /// lane instead and held by a lease of its own (`hold_by_lease`).
+/// Pops after a pop that held nothing deliverable (copies of deliveries deleted late,
+/// second copies of one delivery): such a pop returns at once, so the receive pops again
+/// rather than answer empty while messages are visible (a long poll waits again then; it
+/// waited for nothing the first time).
+const DEAD_POP_RETRIES: usize = 3;
+
 async fn receive_standard<T: Transport>(
     ctx: &Ctx<'_, T>,
     v: &View<'_>,
@@ -123,19 +129,44 @@ async fn receive_standard<T: Transport>(
     wait_s: u64,
     visibility_s: u64,
 ) -> Result<Value, ApiError> {
-    let q = v.q;
     let wait_ms = (wait_s > 0).then_some(wait_s * 1000);
     let opts = PopOptions {
         wait_ms,
         lease_seconds: Some(visibility::POP_LEASE_SECONDS),
     };
-    let Some(popped) = ctx
-        .queen
-        .pop_wide(&q.name, opts, max as u32, max as u32)
-        .await?
-    else {
-        return Ok(json!({}));
-    };
+    for _ in 0..=DEAD_POP_RETRIES {
+        let Some(popped) = ctx
+            .queen
+            .pop_wide(&v.q.name, opts, max as u32, max as u32)
+            .await?
+        else {
+            break;
+        };
+        match answer_popped(ctx, v, &popped, visibility_s).await? {
+            Answer::Messages(out) => return Ok(json!({ "Messages": out })),
+            Answer::OnlyDead => continue,
+            Answer::Nothing => break,
+        }
+    }
+    Ok(json!({}))
+}
+
+/// What a standard receive answers from one pop.
+enum Answer {
+    Messages(Vec<Value>),
+    /// Everything popped was dropped as dead (deleted late, or a second copy).
+    OnlyDead,
+    /// Nothing to answer for another reason (held back, given back, not taken).
+    Nothing,
+}
+
+async fn answer_popped<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    v: &View<'_>,
+    popped: &Popped,
+    visibility_s: u64,
+) -> Result<Answer, ApiError> {
+    let q = v.q;
     let envelopes: Vec<Envelope> = popped
         .messages
         .iter()
@@ -207,10 +238,11 @@ async fn receive_standard<T: Transport>(
     if !lanes.is_empty() {
         out.extend(hold_by_lease(ctx, v, &mut dlq, &lanes, visibility_s).await?);
     }
-    if out.is_empty() {
-        return Ok(json!({}));
+    if !out.is_empty() {
+        return Ok(Answer::Messages(out));
     }
-    Ok(json!({ "Messages": out }))
+    let only_dead = plan.fates.iter().all(|(_, _, f)| matches!(f, Fate::Drop));
+    Ok(if only_dead { Answer::OnlyDead } else { Answer::Nothing })
 }
 
 /// What a standard receive does with what it popped, decided before its one transaction.
