@@ -855,13 +855,31 @@ class Checker:
 
     # -- FIFO ----------------------------------------------------------------------------
 
+    def routed_group(self, s: Send, firsts):
+        """The group a FIFO message lives in: a send whose deduplication id an earlier send
+        of the queue claimed is pushed into that send's group (src/sqs/dedup.rs), where it
+        is a duplicate, or, when the original never landed, delivered there. None when a
+        PurgeQueue of unknown outcome makes the claim uncertain."""
+        first = firsts.get((s.qkey, s.epoch, s.dedup))
+        if first is None or first is s:
+            return s.group
+        if self.unknown_purge(s.qkey, first.call.ts, s.call.te):
+            return None
+        return first.group
+
     def check_fifo(self):
         h = self.h
+        firsts = {}
+        for s in sorted(h.sends.values(), key=lambda s: s.call.ts):
+            if s.dedup is not None and not (s.outcome == "err" and (s.call.status or 0) < 500):
+                firsts.setdefault((s.qkey, s.epoch, s.dedup), s)
         by_group = defaultdict(list)
         for d in self.deliveries:
             q = h.queues[d.copy.qkey]
             if q.fifo:
-                by_group[(d.copy.qkey, d.msg.group)].append(d)
+                g = self.routed_group(d.msg, firsts)
+                if g is not None:
+                    by_group[(d.copy.qkey, g)].append(d)
         for (qkey, g), ds in by_group.items():
             ds.sort(key=lambda d: d.rs)
             # One holder at a time.
@@ -937,6 +955,10 @@ class Checker:
                 seen[(s.qkey, s.epoch, s.dedup)] += 1
         return {k for k, n in seen.items() if n > 1}
 
+    def unknown_purge(self, qkey, a, b):
+        return any(p.outcome == "unknown" and p.ts < b and p.te + HIDDEN_HOLD > a
+                   for p in self.h.purges.get(qkey, []))
+
     def check_dedup(self):
         groups = defaultdict(list)
         for s in self.h.sends.values():
@@ -947,6 +969,11 @@ class Checker:
                 continue
             self.stats["dedup ids reused"] += 1
             ss.sort(key=lambda s: s.call.ts)
+            # A PurgeQueue whose answer was lost may take effect up to HIDDEN_HOLD after it
+            # (its broker calls delayed by faults), and a purge starts the ids afresh.
+            if self.unknown_purge(key[0], ss[0].call.ts, ss[-1].call.te):
+                self.note("stats", f"deduplication id {key[2]!r} of {key[0][0]} reused across a PurgeQueue of unknown outcome")
+                continue
             delivered = [s for s in ss if any(p.origin == "home" for p in self.copies_of[s.token])]
             if len(delivered) > 1:
                 self.bad("fifo-dedup", f"deduplication id {key[2]!r} of {key[0][0]}: {len(delivered)} messages delivered ({', '.join(s.token for s in delivered)})", [s.call for s in delivered])
