@@ -140,6 +140,14 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .iter()
         .any(|(k, v)| k == "QUEEN_SQS_AUTH" && v.trim() == "off");
     if !auth_off && !has(&env, "QUEEN_SQS_CREDENTIALS") {
+        // The well-known pair is for a developer's own machine: anyone who can reach a
+        // non-loopback listener knows it (the broker's port refuses such an address
+        // without a token, for the same reason).
+        if let Some(addr) = args.listen.filter(|a| !a.ip().is_loopback()) {
+            anyhow::bail!(
+                "set QUEEN_SQS_CREDENTIALS to listen on {addr}: the development key pair test/test is accepted on loopback addresses only"
+            );
+        }
         notices.push(
             "QUEEN_SQS_CREDENTIALS is not set; accepting the development key pair test/test."
                 .to_string(),

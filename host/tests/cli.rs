@@ -122,3 +122,53 @@ fn the_embedded_default_keeps_its_generated_secret() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 21 item 5: the development key pair is for loopback only. Without
+/// `QUEEN_SQS_CREDENTIALS` a host asked to listen on any other address refuses to start
+/// (it accepted `test`/`test` from anywhere, with a warning).
+#[test]
+fn the_development_key_pair_is_refused_beyond_loopback() {
+    let mut child = host()
+        .env_remove("QUEEN_SQS_AUTH")
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run host");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr);
+    assert!(
+        status.is_some_and(|s| !s.success()),
+        "it served on 0.0.0.0 with test/test: {stderr}"
+    );
+    assert!(stderr.contains("QUEEN_SQS_CREDENTIALS"), "{stderr}");
+    // With a key pair of its own it starts (killed once it says it listens).
+    let mut child = host()
+        .env_remove("QUEEN_SQS_AUTH")
+        .env("QUEEN_SQS_CREDENTIALS", "AKIDEXAMPLE:wJalrXUtnFEMIK7MDENGbPxRfiCY:")
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run host");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let listening = lines
+        .by_ref()
+        .take(20)
+        .map_while(Result::ok)
+        .any(|l| l.contains("SQS/SNS endpoint on"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(listening, "with its own key pair the host listens on 0.0.0.0");
+}
