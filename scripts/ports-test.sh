@@ -108,7 +108,10 @@ expect_refused "nothing listens on $H" ports_wait "ours" "http://127.0.0.1:$H/he
 start_bg MINE serve200 "$G"
 expect_ok "ours on $G is accepted" ports_wait "ours" "http://127.0.0.1:$G/healthz" "$G" "$MINE" 10
 read -r G2 < <(ports_free 1)
-start_bg PARENT bash -c "python3 '$DIR/any200.py' $G2 & wait"
+# In a session of its own, stopped as a group (the child would outlive its parent).
+setsid bash -c "python3 '$DIR/any200.py' $G2 & wait" &
+PARENT=$!
+PIDS+=("-$PARENT")
 expect_ok "a child of ours on $G2 is accepted" ports_wait "ours" "http://127.0.0.1:$G2/" "$G2" "$PARENT" 10
 expect_refused "our server's port checked against another pid" ports_check "ours" "$G" "$PARENT"
 
