@@ -55,6 +55,7 @@ ports_who() { # pid: "pid (command line)"
 
 ports_check() { # name, port, pid
   local name=$1 port=$2 pid=$3 l any=0 bad=()
+  command -v ss >/dev/null || { echo "!! $name: ss (iproute2) is needed to see who listens on port $port" >&2; return 1; }
   for l in $(ports_listeners "$port"); do
     any=1
     ports_descends "$l" "$pid" || bad+=("$(ports_who "$l")")
