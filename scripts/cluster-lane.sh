@@ -14,7 +14,8 @@
 #      poll, 1,000 messages alternating replicas, SIGKILL of engine node1 under load (no
 #      acknowledged message lost), readiness while it is down and after its restart.
 #
-# Everything it starts it stops (trap), loopback only, every port a free one. Exit status
+# Everything it starts it stops (trap), loopback only, every port a free one, and every
+# server is checked to be the process listening on its port (scripts/lib/ports.sh). Exit status
 # non-zero if anything failed; the last line is "N passed, M failed" over all suites.
 #
 # Knobs (environment):
@@ -61,12 +62,10 @@ export PATH="$ROOT/tests/compat/.venv/bin:$PATH"
 
 # --- the cluster ---------------------------------------------------------------------------
 DIR=$(mktemp -d /tmp/queen-cluster-lane.XXXXXX)
+# shellcheck source=lib/ports.sh
+. scripts/lib/ports.sh
 # Eight distinct free loopback ports, held together while chosen.
-read -r P_PG P_E1 P_E2 P_M1 P_M2 P_F1 P_F2 P_FRONT < <(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(8)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+read -r P_PG P_E1 P_E2 P_M1 P_M2 P_F1 P_F2 P_FRONT < <(ports_free 8)
 P_PG=${QUEEN_CLUSTER_PG_PORT:-$P_PG}
 export QUEEN_TEST_PG_PORT=$P_PG
 DB=cluster
@@ -122,14 +121,13 @@ dump_logs() {
   return 0
 }
 
-wait_http() { # url, seconds, pid (gives up early if it died)
-  local until=$((SECONDS + $2))
-  while [ $SECONDS -lt $until ]; do
-    curl -fsS -m 3 "$1" >/dev/null 2>&1 && return 0
-    [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && break
-    sleep 0.25
-  done
-  echo "nothing ready at $1" >&2
+# Waits for url to answer 2xx (giving up early if pid died), then checks that the process
+# listening on the url's port is pid (or a child of it).
+wait_http() { # url, seconds, pid
+  local port=${1#http://*:}
+  port=${port%%/*}
+  ports_wait "server pid $3" "$1" "$port" "$3" "$2" && return 0
+  echo "nothing ready at $1 (or not the process started here)" >&2
   dump_logs >&2
   return 1
 }

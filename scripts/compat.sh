@@ -10,6 +10,10 @@
 #   engine              the released Queen engine (scripts/queen-engine.sh; `install` it
 #                       first) on a throwaway PostgreSQL cluster, every port a free one;
 #                       the host fronts it through QUEEN_URL
+#
+# Every port is picked at run time (the host listens on port 0 and prints what it got) and
+# the suites run only once the process answering on each port is checked to be the one
+# started here (scripts/lib/ports.sh): a stray server on some port fails the run loudly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,6 +25,8 @@ case "$MODE" in embedded | engine) ;; *)
   ;;
 esac
 export QUEEN_SQS_COMPAT_BROKER=$MODE
+# shellcheck source=lib/ports.sh
+. scripts/lib/ports.sh
 
 cargo build -p queen-sqs-host --quiet
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
@@ -45,33 +51,26 @@ trap 'exit 130' INT TERM
 
 if [ "$MODE" = engine ]; then
   unset QUEEN_SQS_BROKER_TOKEN # the engine runs with auth off: no token
-  PORT=$(scripts/queen-engine.sh free-port)
-  ENGINE_PORT=$(scripts/queen-engine.sh free-port)
-  QUEEN_TEST_PG_PORT=$(scripts/queen-engine.sh free-port)
+  read -r ENGINE_PORT QUEEN_TEST_PG_PORT < <(ports_free 2)
   export QUEEN_TEST_PG_PORT
   echo "== the Queen engine on 127.0.0.1:$ENGINE_PORT (PostgreSQL on $QUEEN_TEST_PG_PORT, files in $DATA)"
   scripts/queen-engine.sh pg-start "$DATA"
   scripts/queen-engine.sh start "$DATA" compat "$ENGINE_PORT"
   BROKER_URL="http://127.0.0.1:$ENGINE_PORT"
-  QUEEN_URL="$BROKER_URL" "$BIN" serve --listen "127.0.0.1:$PORT" --data-dir "$DATA/host" \
+  QUEEN_URL="$BROKER_URL" "$BIN" serve --listen "127.0.0.1:0" --data-dir "$DATA/host" \
     >"$DATA/serve.log" 2>&1 &
   HOST_PID=$!
 else
-  PORT=${QUEEN_SQS_TEST_PORT:-19324}
-  BROKER_PORT=${QUEEN_SQS_TEST_BROKER_PORT:-16632}
-  BROKER_URL="http://127.0.0.1:$BROKER_PORT"
   # The broker port's bearer token (the component reaches the broker in process, without it).
   QUEEN_SQS_BROKER_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
   export QUEEN_SQS_BROKER_TOKEN
-  "$BIN" serve --listen "127.0.0.1:$PORT" --broker-listen "127.0.0.1:$BROKER_PORT" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
+  "$BIN" serve --listen "127.0.0.1:0" --broker-listen "127.0.0.1:0" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
   HOST_PID=$!
 fi
-for _ in $(seq 1 120); do
-  if curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$HOST_PID" 2>/dev/null; then break; fi
-  sleep 0.5
-done
-curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$DATA/serve.log"; exit 1; }
+ports_host_up "the host" "$DATA/serve.log" "$HOST_PID" 120 || { cat "$DATA/serve.log"; exit 1; }
+PORT=$HOST_PORT
+[ "$MODE" = engine ] || BROKER_URL="http://127.0.0.1:$HOST_BROKER_PORT"
+echo "== the host (pid $HOST_PID) on 127.0.0.1:$PORT, broker $BROKER_URL: checked to be ours"
 
 export QUEEN_SQS_ENDPOINT="http://127.0.0.1:$PORT"
 export QUEEN_URL="$BROKER_URL"

@@ -13,6 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=lib/ports.sh
+. scripts/lib/ports.sh
 
 CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
 if [ -z "$CHROMIUM" ]; then
@@ -51,22 +53,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-PORT=$(scripts/queen-engine.sh free-port)
-BROKER_PORT=$(scripts/queen-engine.sh free-port)
-echo "== host with the console on http://127.0.0.1:$PORT/console/"
 QUEEN_SQS_CONSOLE=on \
   QUEEN_SQS_CREDENTIALS="test:test:" \
   QUEEN_SQS_HANDLE_SECRET="console-test-handle-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')" \
   QUEEN_SQS_BROKER_TOKEN="$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')" \
-  "$QUEEN_SQS_HOST_BIN" serve --listen "127.0.0.1:$PORT" --broker-listen "127.0.0.1:$BROKER_PORT" \
+  "$QUEEN_SQS_HOST_BIN" serve --listen "127.0.0.1:0" --broker-listen "127.0.0.1:0" \
   --data-dir "$SCRATCH/data" >"$SCRATCH/serve.log" 2>&1 &
 HOST_PID=$!
-for _ in $(seq 1 120); do
-  if curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$HOST_PID" 2>/dev/null; then break; fi
-  sleep 0.5
-done
-curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$SCRATCH/serve.log"; exit 1; }
+# Port 0 for both listeners; the ports are read back and checked to be this host's.
+ports_host_up "the host" "$SCRATCH/serve.log" "$HOST_PID" 120 || { cat "$SCRATCH/serve.log"; exit 1; }
+PORT=$HOST_PORT
+echo "== host with the console on http://127.0.0.1:$PORT/console/ (pid $HOST_PID)"
 
 status=0
 (cd tests/console && QUEEN_SQS_ENDPOINT="http://127.0.0.1:$PORT" \

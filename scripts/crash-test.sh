@@ -8,7 +8,9 @@
 # Builds nothing. Environment:
 #   HOST    the host binary (default /work/target-release/release/queen-sqs-host)
 #   ROUNDS  kills (default 20)
-#   PORT    the endpoint's port (default 19450; 19450 and up)
+#   PORT    the endpoint's port (default 0: the kernel picks one at the first start, the
+#           restarts reuse it; after every start the listener is checked to be the host the
+#           test started)
 #   SEED    the run's random seed (default: random, printed in the report)
 #   KEEP    1 keeps the work directory (data dir, host log, events.json) even on success;
 #           it is always kept when a check fails (its path is on stderr)
@@ -17,7 +19,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 HOST="${HOST:-/work/target-release/release/queen-sqs-host}"
 ROUNDS="${ROUNDS:-20}"
-PORT="${PORT:-19450}"
+PORT="${PORT:-0}"
 PY="$root/tests/compat/.venv/bin/python"
 if [[ ! -x "$HOST" ]]; then
   echo "no host binary at $HOST (build it: cargo build --release -p queen-sqs-host)" >&2

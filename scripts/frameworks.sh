@@ -11,12 +11,16 @@
 #
 # Installs what it needs, idempotently: Python venvs under ~/.cache/queen-sqs (kept across
 # clones; rebuilt when their requirements file changes), npm packages in
-# tests/compat/node-frameworks, Maven artifacts in ~/.m2. Ports are free ones.
+# tests/compat/node-frameworks, Maven artifacts in ~/.m2. Ports are picked at run time (the
+# host's: port 0) and each server is checked to be the process listening on its port
+# before any suite runs (scripts/lib/ports.sh).
 # QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=lib/ports.sh
+. scripts/lib/ports.sh
 SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
@@ -54,8 +58,7 @@ fi
 cargo build -p queen-sqs-host --quiet
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
 DATA=$(mktemp -d)
-PORT=$(scripts/queen-engine.sh free-port)
-S3_PORT=$(scripts/queen-engine.sh free-port)
+S3_PORT=$(ports_free 1)
 export QUEEN_SQS_CREDENTIALS="test:test:"
 export QUEEN_SQS_HANDLE_SECRET="frameworks-suite-handle-secret-0123"
 
@@ -71,23 +74,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$BIN" serve --listen "127.0.0.1:$PORT" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
+"$BIN" serve --listen "127.0.0.1:0" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
 HOST_PID=$!
 if wants extended; then
   # moto's server stands in for S3 (real S3 is not reachable here); only S3 calls go to it.
   "$VF/bin/moto_server" -H 127.0.0.1 -p "$S3_PORT" >"$DATA/moto.log" 2>&1 &
   MOTO_PID=$!
 fi
-ready() { curl -fsS "$1" >/dev/null 2>&1; }
-for _ in $(seq 1 120); do
-  if ready "http://127.0.0.1:$PORT/healthz" && { [ -z "$MOTO_PID" ] || ready "http://127.0.0.1:$S3_PORT/moto-api/"; }; then
-    break
-  fi
-  kill -0 "$HOST_PID" 2>/dev/null || break
-  sleep 0.5
-done
-ready "http://127.0.0.1:$PORT/healthz" || { cat "$DATA/serve.log"; exit 1; }
-[ -z "$MOTO_PID" ] || ready "http://127.0.0.1:$S3_PORT/moto-api/" || { cat "$DATA/moto.log"; exit 1; }
+ports_host_up "the host" "$DATA/serve.log" "$HOST_PID" 120 || { cat "$DATA/serve.log"; exit 1; }
+PORT=$HOST_PORT
+if [ -n "$MOTO_PID" ]; then
+  ports_wait "moto (S3)" "http://127.0.0.1:$S3_PORT/moto-api/" "$S3_PORT" "$MOTO_PID" 60 || { cat "$DATA/moto.log"; exit 1; }
+fi
 
 export QUEEN_SQS_ENDPOINT="http://127.0.0.1:$PORT"
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1

@@ -5,12 +5,15 @@
 #   scripts/queen-engine.sh install          PostgreSQL from Debian if missing, and the
 #                                            `queen` binary built once into the user cache
 #   scripts/queen-engine.sh pg-start DIR     a throwaway PostgreSQL cluster in DIR on
-#                                            $QUEEN_TEST_PG_PORT (loopback, trust auth)
+#                                            $QUEEN_TEST_PG_PORT (loopback, trust auth;
+#                                            required: pick it with free-port), checked to
+#                                            be the postmaster listening there
 #   scripts/queen-engine.sh pg-stop DIR
 #   scripts/queen-engine.sh start DIR NAME PORT [DB]
 #                                            one engine node on 127.0.0.1:PORT over database
 #                                            DB (default NAME), log in DIR/NAME.log, pid in
-#                                            DIR/NAME.pid; answers once /health is up
+#                                            DIR/NAME.pid; answers once /health is up and
+#                                            the process listening on PORT is that node
 #   scripts/queen-engine.sh stop DIR NAME
 #   scripts/queen-engine.sh bin              prints the engine binary's path
 #   scripts/queen-engine.sh free-port        prints a loopback TCP port free right now
@@ -25,7 +28,12 @@ ENGINE_VERSION=1.3.0
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs"
 ENGINE_ROOT="$CACHE/queen-engine-$ENGINE_VERSION"
 ENGINE_BIN="$ENGINE_ROOT/bin/queen"
-PG_PORT="${QUEEN_TEST_PG_PORT:-15432}"
+PG_PORT="${QUEEN_TEST_PG_PORT:-}"
+# shellcheck source=lib/ports.sh
+. "$HERE/lib/ports.sh"
+need_pg_port() {
+  [ -n "$PG_PORT" ] || { echo "queen-engine.sh: set QUEEN_TEST_PG_PORT (e.g. \$(scripts/queen-engine.sh free-port))" >&2; exit 2; }
+}
 PG_BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
 
 install() {
@@ -59,6 +67,11 @@ pg_start() {
   as_postgres "$PG_BIN/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w -t 60 \
     -o "-p $PG_PORT -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400 -c shared_buffers=256MB" \
     start >/dev/null
+  # pg_ctl daemonises the postmaster: it is ours if it is the pid in our data directory.
+  local pm
+  pm=$(head -1 "$dir/pg/postmaster.pid" 2>/dev/null || true)
+  [ -n "$pm" ] || { echo "!! PostgreSQL in $dir wrote no postmaster.pid" >&2; return 1; }
+  ports_check "PostgreSQL ($dir)" "$PG_PORT" "$pm"
 }
 
 pg_stop() {
@@ -85,19 +98,15 @@ start() {
     ${QUEEN_ENGINE_EXTRA_ENV:-} \
     "$ENGINE_BIN" >>"$dir/$name.log" 2>&1 &
   echo $! >"$dir/$name.pid"
-  for _ in $(seq 1 240); do
-    if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then return 0; fi
-    if ! kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then break; fi
-    sleep 0.25
-  done
+  if ports_wait "queen engine $name" "http://127.0.0.1:$port/health" "$port" "$(cat "$dir/$name.pid")" 60; then
+    return 0
+  fi
   echo "queen engine $name did not come up on port $port:" >&2
   tail -30 "$dir/$name.log" >&2
   return 1
 }
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+free_port() { ports_free 1; }
 
 stop() {
   local dir=$1 name=$2
@@ -112,9 +121,9 @@ stop() {
 
 case "${1:-}" in
   install) install ;;
-  pg-start) pg_start "$2" ;;
+  pg-start) need_pg_port; pg_start "$2" ;;
   pg-stop) pg_stop "$2" ;;
-  start) start "$2" "$3" "$4" "${5:-}" ;;
+  start) need_pg_port; start "$2" "$3" "$4" "${5:-}" ;;
   stop) stop "$2" "$3" ;;
   bin) echo "$ENGINE_BIN" ;;
   free-port) free_port ;;

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what the tests need (the wasm
-# target, the Python and Node clients), then runs two lanes, the second even if the
-# first failed:
+# target, the Python and Node clients), then runs the lanes below, each even if the one
+# before failed:
+#
+#   0. the scripts' own check (scripts/ports-test.sh, seconds): a server the scripts did
+#      not start, on a port they would use, is refused; no fixed ports are left.
 #
 #   1. the embedded broker: the Rust tests (the component served by the host against
 #      the embedded broker), then the real-client suites against a running endpoint,
@@ -25,12 +28,12 @@
 #   6. a proxy-wasm gateway (scripts/gateway-lane.sh): the proxy-wasm build (wasm32-wasip1)
 #      in MOSN's proxy-wasm-go-host on wazero (tests/gateway), its checks and the suites.
 #
-# Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES (default "embedded
+# Exit status is non-zero if anything failed. QUEEN_SQS_TEST_LANES (default "ports embedded
 # engine cluster wasmtime jco gateway") picks lanes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LANES=${QUEEN_SQS_TEST_LANES:-embedded engine cluster wasmtime jco gateway}
+LANES=${QUEEN_SQS_TEST_LANES:-ports embedded engine cluster wasmtime jco gateway}
 
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
@@ -69,6 +72,15 @@ lane_done() { # name, started, failed(0/1)
   summary+=("$(printf '%-28s %-7s %dm%02ds' "$1" "$verdict" $((took / 60)) $((took % 60)))")
   echo "## lane $1: $verdict in $((took / 60))m$((took % 60))s"
 }
+
+# --- lane 0: the scripts' own check ----------------------------------------------------
+if [[ " $LANES " == *" ports "* ]]; then
+  lane_header "the test scripts: free ports, servers checked to be ours"
+  started=$SECONDS
+  failed=0
+  scripts/ports-test.sh || failed=1
+  lane_done "scripts (ports)" "$started" "$failed"
+fi
 
 # --- lane 1: the embedded broker ------------------------------------------------------
 if [[ " $LANES " == *" embedded "* ]]; then

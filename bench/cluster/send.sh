@@ -24,11 +24,13 @@ CLIENTS="${CLIENTS:-16}"
 [ -x "$BENCH" ] || { echo "no bench binary at $BENCH: (cd bench && nice -n 10 cargo build --release)" >&2; exit 1; }
 
 # A second front, over replica 1 only: the proxy hop without the second replica.
-solo_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# shellcheck source=../../scripts/lib/ports.sh
+. "$root/scripts/lib/ports.sh"
+solo_port=$(ports_free 1)
 "$CLUSTER_PY" "$root/tests/cluster/front.py" "$solo_port" "$CLUSTER_REPLICA_1_PORT" >"$CLUSTER_DIR/front-solo.log" 2>&1 &
 solo_pid=$!
 trap 'kill $solo_pid 2>/dev/null || true; wait $solo_pid 2>/dev/null || true' EXIT
-for _ in $(seq 40); do curl -fs "http://127.0.0.1:$solo_port/healthz" >/dev/null && break; sleep 0.25; done
+ports_wait "the solo front" "http://127.0.0.1:$solo_port/healthz" "$solo_port" "$solo_pid" 10 || exit 1
 
 targets=("replica 1 direct|$CLUSTER_REPLICA_1" "front -> replicas 1+2|$CLUSTER_FRONT" "front -> replica 1 only|http://127.0.0.1:$solo_port")
 json="$CLUSTER_DIR/bench-send.jsonl"

@@ -5,6 +5,7 @@
 mod support;
 
 use serde_json::json;
+use std::time::{Duration, Instant};
 use support::Endpoint;
 
 /// The value of the sample whose name and labels are exactly `series`.
@@ -47,9 +48,30 @@ async fn metrics_count_requests_and_broker_calls() {
     assert_eq!(sample(&text, pushes), Some(3.0), "{text}");
     assert!(text.contains(r#"queen_sqs_broker_call_seconds_count{route="push"} 3"#));
     assert!(text.contains("route=\"kv\""), "{text}");
-    // Only this scrape is inside the host now, and it holds no component slot.
-    assert_eq!(sample(&text, "queen_sqs_requests_in_component"), Some(0.0));
+    // The scrape itself holds no component slot. The last request's slot is given back once
+    // its instance is back in the pool, which is a moment *after* its answer reached the
+    // client (the guest returns from its handler after writing the body): on a loaded machine
+    // this scrape can come first and read 1 (issue 21 item 10). So: at most that one now, and
+    // both gauges at 0 within a bounded wait (a slot that is never given back fails here).
+    let slots = sample(&text, "queen_sqs_requests_in_component");
+    assert!(matches!(slots, Some(v) if v == 0.0 || v == 1.0), "{text}");
     assert_eq!(sample(&text, "queen_sqs_long_polls_waiting"), Some(0.0));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, _, body) = ep.raw("GET", "/metrics", &[], "").await;
+        assert_eq!(status, 200);
+        let now = String::from_utf8(body).unwrap();
+        let slots = sample(&now, "queen_sqs_requests_in_component");
+        let polls = sample(&now, "queen_sqs_long_polls_waiting");
+        if slots == Some(0.0) && polls == Some(0.0) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slots in use still {slots:?}, long polls {polls:?}, 10 s after the last answer"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // Every non-comment line is `series value`.
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let (_, value) = line.rsplit_once(' ').expect(line);

@@ -16,6 +16,8 @@
 #
 # Every process a lane starts is registered with lane_track_pid and stopped on exit (in
 # reverse order), the scratch directory removed unless something failed or LANE_KEEP=1.
+# Ports are picked at run time, and wait_http only succeeds once the process listening on
+# the URL's port is checked to be the pid it is given (or a child of it): scripts/lib/ports.sh.
 # The last line printed is "N passed, M failed" over all suites.
 
 ROOT=$PWD
@@ -102,14 +104,11 @@ lane_build_host() {
   [ -x "$BIN" ] || { echo "no host binary at $BIN" >&2; exit 1; }
 }
 
+# shellcheck source=ports.sh
+. "$ROOT/scripts/lib/ports.sh"
+
 # Prints N distinct free loopback ports, held together while chosen.
-lane_free_ports() {
-  "$PY" -c '
-import socket, sys
-ss = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
-}
+lane_free_ports() { ports_free "$1"; }
 
 lane_dump_logs() {
   local f
@@ -119,14 +118,13 @@ lane_dump_logs() {
   return 0
 }
 
-wait_http() { # url, seconds, pid (gives up early if it died)
-  local until=$((SECONDS + $2))
-  while [ $SECONDS -lt $until ]; do
-    curl -fsS -m 3 "$1" >/dev/null 2>&1 && return 0
-    [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && break
-    sleep 0.25
-  done
-  echo "nothing ready at $1" >&2
+# Waits for url to answer 2xx (giving up early if pid died), then checks that the process
+# listening on the url's port is pid or a child of it.
+wait_http() { # url, seconds, pid
+  local port=${1#http://*:}
+  port=${port%%/*}
+  ports_wait "server pid $3" "$1" "$port" "$3" "$2" && return 0
+  echo "nothing ready at $1 (or not the process started here)" >&2
   lane_dump_logs >&2
   return 1
 }
@@ -136,14 +134,16 @@ wait_http() { # url, seconds, pid (gives up early if it died)
 # QUEEN_SQS_CREDENTIALS=test:test:$BROKER_TOKEN). Sets BROKER_URL, BROKER_TOKEN, PID_BROKER.
 lane_start_broker() {
   local port
-  port=$(lane_free_ports 1)
   BROKER_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
-  BROKER_URL="http://127.0.0.1:$port"
-  echo "== embedded broker alone on 127.0.0.1:$port ($DIR/broker)"
+  # Port 0: the broker binds what the kernel gives and prints it.
   QUEEN_SQS_BROKER_TOKEN="$BROKER_TOKEN" \
-    "$BIN" broker --listen "127.0.0.1:$port" --data-dir "$DIR/broker" >"$DIR/broker.log" 2>&1 &
+    "$BIN" broker --listen "127.0.0.1:0" --data-dir "$DIR/broker" >"$DIR/broker.log" 2>&1 &
   PID_BROKER=$!
   lane_track_pid "$PID_BROKER"
+  port=$(ports_from_log "$DIR/broker.log" 'broker listening on http://127\.0\.0\.1:([0-9]+)' "$PID_BROKER" 60) ||
+    { lane_dump_logs >&2; echo "the broker did not come up" >&2; exit 1; }
+  BROKER_URL="http://127.0.0.1:$port"
+  echo "== embedded broker alone on 127.0.0.1:$port (pid $PID_BROKER, $DIR/broker)"
   # The broker's liveness: its /health (open without the token).
   wait_http "$BROKER_URL/health" 60 "$PID_BROKER" || { echo "the broker did not come up" >&2; exit 1; }
 }

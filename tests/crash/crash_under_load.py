@@ -37,7 +37,11 @@ otherwise, 2 when the harness itself could not run. The report (markdown) goes t
 progress to stderr. On failure the work directory (data dir, host log, events.json with
 every send, receive, delete and kill) is kept.
 
-Usage: crash_under_load.py --host-bin PATH [--rounds 20] [--port 19450] [--seed N]
+The first start listens on --port (default 0: a port the kernel picks, read back from the
+host's start line); every restart reuses that port. After each start the process listening
+on the port must be the host this script started (`ss -ltnp`), or the run stops (exit 2).
+
+Usage: crash_under_load.py --host-bin PATH [--rounds 20] [--port 0] [--seed N]
        crash_under_load.py --analyse WORK_DIR/events.json    (the checks again, on a kept run)
 """
 
@@ -46,6 +50,7 @@ import collections
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -101,6 +106,16 @@ def error_code(e):
     return type(e).__name__
 
 
+def listening_pids(port):
+    """The pids listening on a TCP port (`ss -ltnp`)."""
+    try:
+        out = subprocess.run(["ss", "-ltnpH", f"sport = :{port}"], capture_output=True,
+                             text=True, timeout=10).stdout
+    except Exception:  # noqa: BLE001 - no ss: nothing can be shown to be ours
+        return set()
+    return {int(p) for p in re.findall(r"pid=(\d+)", out)}
+
+
 class Host:
     """The host process: started, SIGKILLed and restarted on one data directory."""
 
@@ -119,6 +134,7 @@ class Host:
         logf = open(self.log_path, "ab")
         logf.write(f"--- start at {time.strftime('%H:%M:%S')} ---\n".encode())
         logf.flush()
+        offset = logf.tell()
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir],
             env=env,
@@ -128,12 +144,28 @@ class Host:
         )
         logf.close()
         deadline = time.monotonic() + timeout
+        while self.port == 0 and time.monotonic() < deadline:
+            # Port 0: the port the host got is on its start line.
+            with open(self.log_path, errors="replace") as f:
+                f.seek(offset)
+                m = re.search(r"endpoint on http://127\.0\.0\.1:(\d+)", f.read())
+            if m:
+                self.port = int(m.group(1))
+                self.url = f"http://127.0.0.1:{self.port}"
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"host exited with {self.proc.returncode} at start; see {self.log_path}")
+            time.sleep(0.02)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"host exited with {self.proc.returncode} at start; see {self.log_path}")
             try:
                 with urllib.request.urlopen(self.url + "/healthz", timeout=1) as r:
                     if r.status == 200:
+                        pids = listening_pids(self.port)
+                        if self.proc.pid not in pids:
+                            raise RuntimeError(f"port {self.port} is answered by pids {sorted(pids)}, "
+                                               f"not the host this script started ({self.proc.pid})")
                         return
             except (urllib.error.URLError, OSError):
                 pass
@@ -576,7 +608,7 @@ def main():
     ap.add_argument("--host-bin")
     ap.add_argument("--analyse", metavar="EVENTS_JSON", help="run the checks on a kept run's events.json")
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--port", type=int, default=19450)
+    ap.add_argument("--port", type=int, default=0, help="default 0: the kernel picks")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--work-dir", default=None, help="default: a fresh temporary directory")
     ap.add_argument("--drain-max", type=float, default=240.0, help="bound on the drain, seconds")
@@ -586,13 +618,11 @@ def main():
         return reanalyse(args.analyse)
     if not args.host_bin:
         ap.error("--host-bin is required")
-    if args.port < 19450:
-        ap.error("use ports 19450 and up")
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
 
     with socket.socket() as s:
-        if s.connect_ex(("127.0.0.1", args.port)) == 0:
+        if args.port and s.connect_ex(("127.0.0.1", args.port)) == 0:
             print(f"port {args.port} is taken", file=sys.stderr)
             return 2
 

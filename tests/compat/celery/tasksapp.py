@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 
 from celery import Celery
 
-ENDPOINT = urlsplit(os.environ.get("QUEEN_SQS_ENDPOINT", "http://127.0.0.1:19324"))
+# No default: a fixed port could be answered by any server (scripts/frameworks.sh sets it).
+ENDPOINT = urlsplit(os.environ["QUEEN_SQS_ENDPOINT"])
 KEY = os.environ.get("AWS_ACCESS_KEY_ID", "test")
 SECRET = os.environ.get("AWS_SECRET_ACCESS_KEY", "test")
 DIR = pathlib.Path(os.environ["CELERY_SUITE_DIR"])

@@ -3,7 +3,13 @@
 // the attribute digest themselves).
 import { createHash, randomBytes } from "node:crypto";
 
-export const ENDPOINT = process.env.QUEEN_SQS_ENDPOINT || "http://127.0.0.1:19324";
+// No default: a fixed port could be answered by any server (issue 21 item 10).
+export const ENDPOINT = process.env.QUEEN_SQS_ENDPOINT;
+if (!ENDPOINT) {
+  throw new Error(
+    "QUEEN_SQS_ENDPOINT is not set: the suites run against the endpoint a script started and checked (scripts/compat.sh and the lanes set it); there is no default port",
+  );
+}
 export const REGION = process.env.AWS_REGION || "us-east-1";
 export const CREDENTIALS = {
   accessKeyId: process.env.AWS_ACCESS_KEY_ID || "test",

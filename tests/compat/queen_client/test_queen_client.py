@@ -20,7 +20,10 @@ import pytest
 
 from queen import Queen
 
-URL = os.environ.get("QUEEN_URL", "http://127.0.0.1:6632")
+# No default: a fixed port could be answered by any server (issue 21 item 10).
+URL = os.environ.get("QUEEN_URL")
+if not URL:
+    raise pytest.UsageError("QUEEN_URL is not set: this suite runs against the broker a script started (scripts/compat.sh sets it)")
 TOKEN = os.environ.get("QUEEN_SQS_BROKER_TOKEN") or None
 ENGINE = os.environ.get("QUEEN_SQS_COMPAT_BROKER") == "engine"
 

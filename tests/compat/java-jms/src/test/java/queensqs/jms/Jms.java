@@ -22,9 +22,19 @@ import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 final class Jms {
   private Jms() {}
 
+  /** QUEEN_SQS_ENDPOINT; no default: a fixed port could be answered by any server. */
+  static String endpoint() {
+    String endpoint = System.getenv("QUEEN_SQS_ENDPOINT");
+    if (endpoint == null || endpoint.isBlank()) {
+      throw new IllegalStateException(
+          "QUEEN_SQS_ENDPOINT is not set: the suite runs against the endpoint scripts/frameworks.sh started and checked");
+    }
+    return endpoint;
+  }
+
   static final SqsClient SQS =
       SqsClient.builder()
-          .endpointOverride(URI.create(System.getenv().getOrDefault("QUEEN_SQS_ENDPOINT", "http://127.0.0.1:19324")))
+          .endpointOverride(URI.create(endpoint()))
           .region(Region.US_EAST_1)
           .credentialsProvider(
               StaticCredentialsProvider.create(
