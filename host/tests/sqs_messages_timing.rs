@@ -256,7 +256,7 @@ async fn a_move_task_returns_dead_letters_to_their_source() {
     let (_, ty) = ep
         .sqs_err("StartMessageMoveTask", json!({"SourceArn": arn("work")}))
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
     let (_, ty) = ep
         .sqs_err("StartMessageMoveTask", json!({"SourceArn": arn("nope")}))
         .await;
@@ -267,7 +267,7 @@ async fn a_move_task_returns_dead_letters_to_their_source() {
             json!({"SourceArn": arn("dead"), "MaxNumberOfMessagesPerSecond": 501}),
         )
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
 
     let started = ep
         .sqs_ok(

@@ -43,8 +43,12 @@ pub fn no_such_queue() -> ApiError {
 }
 
 /// The queue name a QueueUrl addresses. Any scheme and host are accepted (the client
-/// reached us somehow); the path must be exactly `/<our account>/<valid name>`.
+/// reached us somehow); the path must be exactly `/<our account>/<valid name>`. A bare
+/// queue name is accepted too, as SQS accepts it (`QueueUrl=orders`).
 pub fn name_from_url<'a>(cfg: &Config, url: &'a str) -> Result<&'a str, ApiError> {
+    if valid_queue_name(url) {
+        return Ok(url);
+    }
     let path = match url.split_once("://") {
         Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or(""),
         None => url,
@@ -118,7 +122,10 @@ mod tests {
             .unwrap(),
             "q.fifo"
         );
+        assert_eq!(name_from_url(&c, "q1").unwrap(), "q1");
+        assert_eq!(name_from_url(&c, "q.fifo").unwrap(), "q.fifo");
         for bad in [
+            "q 1",
             "http://h/123456789012/q1",
             "http://h/000000000000/../q1",
             "http://h/000000000000/q1/extra",

@@ -78,8 +78,11 @@ catalog! {
     InvalidAddress => (Sqs, "InvalidAddress", "InvalidAddress", 400, Sender),
 
     // --- AWS's common errors, answered by both services. ---
-    InvalidParameterValue => (Common, "InvalidParameterValue", "InvalidParameterValue", 400, Sender),
-    MissingParameter => (Common, "MissingParameter", "MissingParameter", 400, Sender),
+    /// SQS over JSON names it `InvalidParameterValueException` in `__type` (recorded against
+    /// AWS; botocore's `QueryErrorCode`), the query code in `x-amzn-query-error`.
+    InvalidParameterValue => (Common, "InvalidParameterValueException", "InvalidParameterValue", 400, Sender),
+    /// Likewise `MissingRequiredParameterException` in SQS's JSON `__type`.
+    MissingParameter => (Common, "MissingRequiredParameterException", "MissingParameter", 400, Sender),
     InvalidAction => (Common, "InvalidAction", "InvalidAction", 400, Sender),
     MissingAction => (Common, "MissingAction", "MissingAction", 400, Sender),
     InvalidClientTokenId => (Common, "InvalidClientTokenId", "InvalidClientTokenId", 403, Sender),
@@ -184,6 +187,24 @@ impl ApiError {
             code,
             message: message.into(),
         }
+    }
+}
+
+/// Messages SQS's Query front end words differently from its JSON one, as recorded
+/// against AWS: (code, the JSON wording, the Query wording).
+const SQS_QUERY_WORDING: &[(ErrorCode, &str, &str)] = &[(
+    ErrorCode::QueueDoesNotExist,
+    "The specified queue does not exist.",
+    "The specified queue does not exist for this wsdl version.",
+)];
+
+impl ApiError {
+    /// The message as SQS's Query protocol words it (the same text unless the table says).
+    pub fn sqs_query_message(&self) -> &str {
+        SQS_QUERY_WORDING
+            .iter()
+            .find(|(code, json, _)| *code == self.code && *json == self.message)
+            .map_or(self.message.as_str(), |(_, _, query)| query)
     }
 }
 

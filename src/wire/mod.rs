@@ -324,7 +324,11 @@ pub fn encode_error(
             ));
             xml::element(&mut out, "Type", code.fault());
             xml::element(&mut out, "Code", code.code());
-            xml::element(&mut out, "Message", &err.message);
+            let message = match service {
+                Service::Sqs => err.sqs_query_message(),
+                Service::Sns => &err.message,
+            };
+            xml::element(&mut out, "Message", message);
             if service == Service::Sqs {
                 out.push_str("<Detail/>");
             }
