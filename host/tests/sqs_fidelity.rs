@@ -175,3 +175,230 @@ async fn a_missing_queue_is_worded_per_protocol() {
         "{xml}"
     );
 }
+
+async fn receive_one(ep: &Endpoint, url: &str, extra: Value) -> Value {
+    let mut input = json!({"QueueUrl": url, "WaitTimeSeconds": 1});
+    for (k, v) in extra.as_object().unwrap() {
+        input[k] = v.clone();
+    }
+    let v = ep.sqs_ok("ReceiveMessage", input).await;
+    v["Messages"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_received_message_names_its_sender_when_asked() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("sender", json!({"VisibilityTimeout": "0"}))
+        .await;
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "msg"}),
+    )
+    .await;
+    let all = receive_one(&ep, &url, json!({"AttributeNames": ["All"]})).await;
+    let sender = all["Attributes"]["SenderId"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(sender.starts_with("AIDA") && sender.len() == 20, "{all}");
+    let named = receive_one(
+        &ep,
+        &url,
+        json!({"MessageSystemAttributeNames": ["SenderId"]}),
+    )
+    .await;
+    assert_eq!(named["Attributes"], json!({"SenderId": sender}));
+    let none = receive_one(&ep, &url, json!({})).await;
+    assert!(none.get("Attributes").is_none(), "{none}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_message_answers_its_first_receive_time_on_its_first_receive() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue(
+            "first.fifo",
+            json!({"FifoQueue": "true", "ContentBasedDeduplication": "true"}),
+        )
+        .await;
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "msg", "MessageGroupId": "g"}),
+    )
+    .await;
+    let m = receive_one(&ep, &url, json!({"AttributeNames": ["All"]})).await;
+    let sent: i64 = m["Attributes"]["SentTimestamp"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let first: i64 = m["Attributes"]["ApproximateFirstReceiveTimestamp"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no ApproximateFirstReceiveTimestamp: {m}"))
+        .parse()
+        .unwrap();
+    assert!(first >= sent, "{first} < {sent}");
+    assert_eq!(m["Attributes"]["MessageGroupId"], "g");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_attribute_prefix_selects_every_name_beginning_with_it() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("prefix", json!({"VisibilityTimeout": "0"}))
+        .await;
+    let attr = |v: &str| json!({"DataType": "String", "StringValue": v});
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "msg", "MessageAttributes": {
+            "General": attr("Kenobi"), "Hello": attr("There"), "Help.Me": attr("Me")}}),
+    )
+    .await;
+    let m = receive_one(&ep, &url, json!({"MessageAttributeNames": ["Hel.*"]})).await;
+    assert_eq!(
+        m["MessageAttributes"],
+        json!({"Hello": attr("There"), "Help.Me": attr("Me")})
+    );
+    // The digest AWS answered for exactly these two.
+    assert_eq!(
+        m["MD5OfMessageAttributes"],
+        "83fee93c1bcd8b9a5a923ffacdc636c7"
+    );
+    let m = receive_one(&ep, &url, json!({"MessageAttributeNames": ["*"]})).await;
+    assert_eq!(m["MessageAttributes"].as_object().map(|o| o.len()), Some(3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_kind_is_fixed_in_aws_s_words() {
+    let ep = Endpoint::start().await;
+    for name in ["DeduplicationScope", "FifoThroughputLimit"] {
+        let value = if name == "DeduplicationScope" {
+            "queue"
+        } else {
+            "perQueue"
+        };
+        let (status, ty, _, message) = json_error(
+            &ep,
+            "CreateQueue",
+            json!({"QueueName": "std", "Attributes": {name: value}}),
+        )
+        .await;
+        assert_eq!((status, ty.as_str()), (400, "InvalidAttributeName"));
+        assert_eq!(
+            message,
+            format!("You can specify the {name} only when FifoQueue is set to true.")
+        );
+    }
+    let fifo = ep
+        .create_queue("kind.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    ep.sqs_ok(
+        "SetQueueAttributes",
+        json!({"QueueUrl": fifo, "Attributes": {"FifoQueue": "true"}}),
+    )
+    .await;
+    let (status, ty, _, message) = json_error(
+        &ep,
+        "SetQueueAttributes",
+        json!({"QueueUrl": fifo, "Attributes": {"FifoQueue": "false"}}),
+    )
+    .await;
+    assert_eq!((status, ty.as_str()), (400, "InvalidAttributeValue"));
+    assert_eq!(
+        message,
+        "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_batch_entry_without_its_ids_fails_the_whole_batch() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("ids.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    let ok = json!({"Id": "ok", "MessageBody": "x", "MessageGroupId": "g", "MessageDeduplicationId": "d"});
+    let cases = [
+        (
+            json!({"Id": "nogroup", "MessageBody": "x", "MessageDeduplicationId": "d2"}),
+            "The request must contain the parameter MessageGroupId.",
+        ),
+        (
+            json!({"Id": "nodedup", "MessageBody": "x", "MessageGroupId": "g"}),
+            "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+        ),
+    ];
+    for (bad, want) in cases {
+        let (status, ty, _, message) = json_error(
+            &ep,
+            "SendMessageBatch",
+            json!({"QueueUrl": url, "Entries": [ok.clone(), bad]}),
+        )
+        .await;
+        assert_eq!(
+            (status, ty.as_str()),
+            (400, "InvalidParameterValueException")
+        );
+        assert_eq!(message, want);
+    }
+    // Nothing of either batch was sent.
+    let v = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "WaitTimeSeconds": 1}),
+        )
+        .await;
+    assert!(v.get("Messages").is_none(), "{v}");
+    // A batch that fails nothing answers no `Failed` list.
+    let v = ep
+        .sqs_ok(
+            "SendMessageBatch",
+            json!({"QueueUrl": url, "Entries": [ok]}),
+        )
+        .await;
+    assert!(v.get("Failed").is_none(), "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_attribute_and_id_errors_are_worded_as_aws_words_them() {
+    let ep = Endpoint::start().await;
+    let url = ep.create_queue("words", json!({})).await;
+    // Letters of any script are allowed in a name.
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "x", "MessageAttributes": {
+            "attr.1øßä": {"DataType": "String", "StringValue": "Valida"}}}),
+    )
+    .await;
+    let send =
+        |attrs: Value| json!({"QueueUrl": url, "MessageBody": "x", "MessageAttributes": attrs});
+    let (_, ty, _, _) = json_error(
+        &ep,
+        "SendMessage",
+        send(json!({"attr1": {"DataType": "String", "StringValue": "Invalid-\u{8},\u{b}"}})),
+    )
+    .await;
+    assert_eq!(ty, "InvalidParameterValueException");
+    let (_, ty, _, message) = json_error(
+        &ep,
+        "SendMessage",
+        send(json!({"ErrorDetails": {"DataType": "String", "StringValue": ""}})),
+    )
+    .await;
+    assert_eq!(ty, "InvalidParameterValueException");
+    assert_eq!(
+        message,
+        "Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'."
+    );
+    let (_, ty, _, message) = json_error(
+        &ep,
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "x", "MessageGroupId": ""}),
+    )
+    .await;
+    assert_eq!(ty, "InvalidParameterValueException");
+    assert_eq!(
+        message,
+        "Value  for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length."
+    );
+}

@@ -67,7 +67,8 @@ async fn send_receive_delete_round_trip_with_attributes_and_md5s() {
     );
     let first_receive: i64 = attr(m, "ApproximateFirstReceiveTimestamp").parse().unwrap();
     assert!(first_receive >= sent_ts, "{first_receive} vs {sent_ts}");
-    for absent in ["SenderId", "MessageGroupId", "SequenceNumber"] {
+    assert!(attr(m, "SenderId").starts_with("AIDA"), "{m}");
+    for absent in ["MessageGroupId", "SequenceNumber"] {
         assert!(m["Attributes"].get(absent).is_none(), "{absent}: {m}");
     }
 

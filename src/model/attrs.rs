@@ -104,9 +104,10 @@ fn check_name(name: &str) -> Result<(), String> {
             name.chars().take(32).collect::<String>()
         ));
     }
+    // Letters and digits of any script (SQS accepts `attr.1øßä`, as recorded against it).
     if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         return Err(format!(
             "The message attribute name '{name}' is invalid. Attribute name can contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters."
@@ -165,7 +166,7 @@ fn attr_from_api(name: &str, v: &Value) -> Result<AttrValue, String> {
     let binary_value = non_null(obj, "BinaryValue");
     let empty = || {
         format!(
-            "The message attribute '{name}' must contain non-empty message attribute value for message attribute type '{data_type}'."
+            "Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'."
         )
     };
     let value = match base {
@@ -366,13 +367,14 @@ mod tests {
             "AWSish",
             "Amazonia",
             "aws-x",
+            "ünï",
+            "attr.1øßä",
         ] {
             assert!(one(ok, v.clone()).is_ok(), "{ok}");
         }
         for bad in [
             "",
             "has space",
-            "ünï",
             "a/b",
             ".lead",
             "trail.",

@@ -2,7 +2,7 @@
 //! account and nothing else; every subscription is confirmed when it is created.
 
 use super::arn::{mint_uuid, subscription_arn, subscription_from_arn, topic_arn};
-use super::errors::{broker, invalid, invalid_because, subscription_not_found};
+use super::errors::{bad_arn, broker, invalid, invalid_because, subscription_not_found};
 use super::input::Params;
 use super::paging;
 use super::records::{
@@ -47,7 +47,7 @@ fn sub_param<'a>(
     p: &Params<'a>,
 ) -> Result<(&'a str, &'a str), ApiError> {
     let arn = p.str("SubscriptionArn")?;
-    subscription_from_arn(cfg, arn).ok_or_else(|| invalid("SubscriptionArn"))
+    subscription_from_arn(cfg, arn).ok_or_else(|| bad_arn("SubscriptionArn", arn))
 }
 
 pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
@@ -85,10 +85,9 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
             invalid_because("Endpoint", format!("the queue {endpoint} does not exist"))
         })?;
         if q.fifo && !t.record.fifo {
-            // AWS invents a group id here; refusing says why instead of doing it silently.
-            return Err(invalid_because(
-                "Endpoint",
-                "a standard topic cannot deliver to a FIFO queue here: it has no MessageGroupId to give its messages",
+            // SNS's own sentence, its doubled prefix included (recorded against SNS).
+            return Err(invalid(
+                "Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics",
             ));
         }
         let index = endpoint_key(topic, protocol, endpoint);
@@ -165,10 +164,8 @@ pub async fn confirm_subscription<T: Transport>(
 ) -> Result<Value, ApiError> {
     topic_param(ctx.cfg, &p)?;
     p.str("Token")?;
-    Err(invalid_because(
-        "Token",
-        "no confirmation token is ever issued by this endpoint: its subscriptions are same-account SQS queues, confirmed when they are created",
-    ))
+    // AWS's answer to a token it did not issue; here none is ever issued.
+    Err(invalid("Token"))
 }
 
 fn listing(ctx_cfg: &crate::config::Config, s: &SubRecord) -> Value {

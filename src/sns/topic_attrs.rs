@@ -82,10 +82,8 @@ pub fn normalize(name: &str, value: &str, fifo: bool, when: When) -> Result<Stri
         }
         "FifoTopic" => {
             if when == When::Set {
-                return Err(invalid_because(
-                    "AttributeName",
-                    "FifoTopic is fixed when the topic is created",
-                ));
+                // AWS names only the parameter.
+                return Err(invalid("AttributeName"));
             }
             boolean(name, value)
         }

@@ -3,7 +3,7 @@
 //! model here for a topic policy to apply to).
 
 use super::arn::{is_fifo_name, topic_arn, topic_from_arn, valid_topic_name};
-use super::errors::{broker, invalid, invalid_because, topic_not_found};
+use super::errors::{bad_arn, broker, invalid, invalid_because, topic_not_found};
 use super::input::Params;
 use super::paging;
 use super::records::{
@@ -25,7 +25,7 @@ pub fn topic_param<'a>(
     p: &Params<'a>,
 ) -> Result<&'a str, ApiError> {
     let arn = p.str("TopicArn")?;
-    topic_from_arn(ctx_cfg, arn).ok_or_else(|| invalid("TopicArn"))
+    topic_from_arn(ctx_cfg, arn).ok_or_else(|| bad_arn("TopicArn", arn))
 }
 
 /// Reads a topic or answers `NotFound` (HTTP 404).
@@ -60,9 +60,7 @@ pub async fn create_topic<T: Transport>(
         return Err(invalid("Topic Name"));
     }
     if fifo_attr && !fifo {
-        return Err(invalid(
-            "Fifo Topic names must end with .fifo and must be made up of only uppercase and lowercase ASCII letters, numbers, underscores, and hyphens, and must be between 1 and 256 characters long.",
-        ));
+        return Err(invalid("Topic Name"));
     }
     if p.get("DataProtectionPolicy").is_some() {
         return Err(invalid_because(

@@ -35,6 +35,17 @@ pub fn queue_arn(cfg: &Config, name: &str) -> String {
     format!("arn:aws:sqs:{}:{}:{name}", cfg.region, cfg.account_id)
 }
 
+/// The `SenderId` a received message answers: one principal id for the account, shaped as
+/// AWS's IAM user ids (`AIDA` and 16 more characters). Every key this endpoint accepts acts
+/// for the one account, and which key sent a message is not recorded, so the account's
+/// principal is the sender AWS would name for it.
+pub fn sender_id(cfg: &Config) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("queen-sqs sender {}", cfg.account_id).as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02X}")).collect();
+    format!("AIDA{hex}")
+}
+
 pub fn no_such_queue() -> ApiError {
     ApiError::new(
         ErrorCode::QueueDoesNotExist,
@@ -140,6 +151,20 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_sender_id_is_a_principal_id_of_the_account() {
+        let id = sender_id(&cfg());
+        assert_eq!(id.len(), 20);
+        assert!(
+            id.starts_with("AIDA")
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        );
+        assert!(!id.contains(&cfg().account_id));
+        assert_eq!(id, sender_id(&cfg()));
     }
 
     #[test]

@@ -105,7 +105,8 @@ pub const RULES: &[Rule] = &[
 
     // --- SetQueueAttributes ---
     err("SQS-SA-01", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}"}"#, "MissingRequiredParameterException", 400, MISSING),
-    err("SQS-SA-02", "SetQueueAttributes", r#"{"QueueUrl":"{fifo}","Attributes":{"FifoQueue":"true"}}"#, "InvalidAttributeName", 400, "API_CreateQueue: 'You can't change the queue type after you create it'"),
+    ok("SQS-SA-02", "SetQueueAttributes", r#"{"QueueUrl":"{fifo}","Attributes":{"FifoQueue":"true"}}"#, "recorded against SQS (LocalStack test_set_unsupported_attribute_fifo): a FIFO queue told it is one"),
+    err("SQS-SA-02b", "SetQueueAttributes", r#"{"QueueUrl":"{fifo}","Attributes":{"FifoQueue":"false"}}"#, "InvalidAttributeValue", 400, "recorded against SQS (LocalStack test_set_unsupported_attribute_fifo): 'Modifying queue type is not supported.'"),
     err("SQS-SA-03", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"QueueArn":"x"}}"#, "InvalidAttributeName", 400, "API_SetQueueAttributes: Attributes (QueueArn is read-only)"),
     err("SQS-SA-04", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"ApproximateNumberOfMessages":"1"}}"#, "InvalidAttributeName", 400, "API_SetQueueAttributes: Attributes (computed attributes are read-only)"),
     err("SQS-SA-05", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"Bogus":"1"}}"#, "InvalidAttributeName", 400, IAN),

@@ -92,7 +92,7 @@ pub async fn publish_batch<T: Transport>(
     if entries.len() > MAX_BATCH {
         return Err(ApiError::new(
             ErrorCode::SnsTooManyEntriesInBatchRequest,
-            format!("The batch request contains more entries than permissible ({MAX_BATCH})"),
+            "The batch request contains more entries than permissible.",
         ));
     }
     let mut ids = BTreeSet::new();
@@ -100,15 +100,21 @@ pub async fn publish_batch<T: Transport>(
     for e in entries {
         let id = e.get("Id").and_then(Value::as_str).unwrap_or("");
         if !valid_entry_id(id) {
+            // SNS's two sentences, naming the Id (as recorded against SNS).
+            let why = if id.len() > MAX_ENTRY_ID {
+                "is too long"
+            } else {
+                "contains an impermissible character"
+            };
             return Err(ApiError::new(
                 ErrorCode::SnsInvalidBatchEntryId,
-                "The Id of a batch entry in a batch request doesn't abide by the specification",
+                format!("The Id of a batch entry in the batch request {why}: {id}"),
             ));
         }
         if !ids.insert(id) {
             return Err(ApiError::new(
                 ErrorCode::SnsBatchEntryIdsNotDistinct,
-                "Two or more batch entries in the request have the same Id",
+                "Two or more batch entries in the request have the same Id.",
             ));
         }
         total += message::raw_size(&Params(e));
@@ -116,10 +122,7 @@ pub async fn publish_batch<T: Transport>(
     if total > message::MAX_BYTES {
         return Err(ApiError::new(
             ErrorCode::SnsBatchRequestTooLong,
-            format!(
-                "The length of all the messages put together is more than the limit of {} bytes",
-                message::MAX_BYTES
-            ),
+            "The length of all the messages put together is more than the limit.",
         ));
     }
     let (record, targets) = fanout::targets(ctx, topic).await?;

@@ -1,0 +1,185 @@
+//! SNS answers as AWS gave them in recordings against the real service (LocalStack's
+//! AWS-validated snapshots, issue 20): the wording of its `InvalidParameter` family and
+//! of its batch errors. Each test pins one behaviour that differed before.
+
+mod sns_common;
+mod support;
+
+use sns_common::*;
+use support::Endpoint;
+
+/// (code, message) of an error answer.
+async fn refused(ep: &Endpoint, action: &str, params: &[(&str, &str)]) -> (String, String) {
+    let (_, code, message) = sns_err(ep, action, params).await;
+    (code, message)
+}
+
+fn invalid(message: &str) -> (String, String) {
+    ("InvalidParameter".to_string(), message.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arn_that_is_no_arn_says_how_many_elements_it_has() {
+    let ep = Endpoint::start().await;
+    for (arn, n) in [
+        ("test-topic", 1),
+        ("randomstring:1", 2),
+        ("", 1),
+        ("arn:aws:sns:us-east-1:random", 5),
+    ] {
+        assert_eq!(
+            refused(&ep, "GetTopicAttributes", &[("TopicArn", arn)]).await,
+            invalid(&format!(
+                "Invalid parameter: TopicArn Reason: An ARN must have at least 6 elements, not {n}"
+            )),
+            "{arn:?}"
+        );
+    }
+    assert_eq!(
+        refused(
+            &ep,
+            "Publish",
+            &[("TopicArn", "randomstring"), ("Message", "m")]
+        )
+        .await,
+        invalid("Invalid parameter: TopicArn Reason: An ARN must have at least 6 elements, not 1")
+    );
+    assert_eq!(
+        refused(&ep, "Unsubscribe", &[("SubscriptionArn", "arn:aws:sns:us-east-1:random")]).await,
+        invalid("Invalid parameter: SubscriptionArn Reason: An ARN must have at least 6 elements, not 5")
+    );
+    assert_eq!(
+        refused(
+            &ep,
+            "Unsubscribe",
+            &[(
+                "SubscriptionArn",
+                "arn:aws:sns:us-east-1:111111111111:random"
+            )]
+        )
+        .await,
+        invalid("Invalid parameter: SubscriptionId")
+    );
+    assert_eq!(
+        refused(&ep, "Unsubscribe", &[]).await,
+        invalid("Invalid parameter: SubscriptionArn Reason: no value for required parameter")
+    );
+    // A well-formed ARN of ours that names no topic is still NotFound.
+    let (status, code, _) = sns_err(
+        &ep,
+        "GetTopicAttributes",
+        &[(
+            "TopicArn",
+            &format!("arn:aws:sns:us-east-1:{ACCOUNT}:absent"),
+        )],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (404, "NotFound"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topic_and_subscription_refusals_are_worded_as_sns_words_them() {
+    let ep = Endpoint::start().await;
+    assert_eq!(
+        refused(
+            &ep,
+            "CreateTopic",
+            &[
+                ("Name", "plain"),
+                ("Attributes.entry.1.key", "FifoTopic"),
+                ("Attributes.entry.1.value", "true")
+            ]
+        )
+        .await,
+        invalid("Invalid parameter: Topic Name")
+    );
+    let topic = create_topic(&ep, "words", &[]).await;
+    assert_eq!(
+        refused(
+            &ep,
+            "SetTopicAttributes",
+            &[
+                ("TopicArn", &topic),
+                ("AttributeName", "FifoTopic"),
+                ("AttributeValue", "false")
+            ]
+        )
+        .await,
+        invalid("Invalid parameter: AttributeName")
+    );
+    assert_eq!(
+        refused(
+            &ep,
+            "TagResource",
+            &[
+                ("ResourceArn", &topic),
+                ("Tags.member.1.Key", "k2"),
+                ("Tags.member.1.Value", "a"),
+                ("Tags.member.2.Key", "k2"),
+                ("Tags.member.2.Value", "b")
+            ]
+        )
+        .await,
+        invalid("Invalid parameter: Duplicated keys are not allowed.")
+    );
+    assert_eq!(
+        refused(
+            &ep,
+            "ConfirmSubscription",
+            &[("TopicArn", &topic), ("Token", "x")]
+        )
+        .await,
+        invalid("Invalid parameter: Token")
+    );
+    make_queue(&ep, "sub.fifo").await;
+    assert_eq!(
+        refused(
+            &ep,
+            "Subscribe",
+            &[("TopicArn", &topic), ("Protocol", "sqs"), ("Endpoint", &queue_arn("sub.fifo"))]
+        )
+        .await,
+        invalid(
+            "Invalid parameter: Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_batch_errors_are_worded_as_sns_words_them() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "batch", &[]).await;
+    let batch = |ids: &[&str]| -> Vec<(String, String)> {
+        let mut p = vec![("TopicArn".to_string(), topic.clone())];
+        for (i, id) in ids.iter().enumerate() {
+            p.push((
+                format!("PublishBatchRequestEntries.member.{}.Id", i + 1),
+                id.to_string(),
+            ));
+            p.push((
+                format!("PublishBatchRequestEntries.member.{}.Message", i + 1),
+                "m".into(),
+            ));
+        }
+        p
+    };
+    let long = "a".repeat(81);
+    let cases = [
+        (vec!["msg@123#test"], "InvalidBatchEntryId", "The Id of a batch entry in the batch request contains an impermissible character: msg@123#test".to_string()),
+        (vec![long.as_str()], "InvalidBatchEntryId", format!("The Id of a batch entry in the batch request is too long: {long}")),
+        (vec!["1", "1"], "BatchEntryIdsNotDistinct", "Two or more batch entries in the request have the same Id.".to_string()),
+        (vec!["1"; 11], "TooManyEntriesInBatchRequest", "The batch request contains more entries than permissible.".to_string()),
+    ];
+    for (ids, code, message) in cases {
+        let params = batch(&ids);
+        let refs: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        assert_eq!(
+            refused(&ep, "PublishBatch", &refs).await,
+            (code.to_string(), message),
+            "{ids:?}"
+        );
+    }
+}
