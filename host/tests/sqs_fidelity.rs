@@ -402,3 +402,101 @@ async fn message_attribute_and_id_errors_are_worded_as_aws_words_them() {
         "Value  for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length."
     );
 }
+
+/// A dead-letter queue `dlq` with one message in it, its source `src`, and a `dest`.
+async fn dead_letter_pipe(ep: &Endpoint) -> (String, String) {
+    let dlq = ep.create_queue("dlq", json!({})).await;
+    let arn = "arn:aws:sqs:us-east-1:000000000000:dlq";
+    let policy = format!("{{\"deadLetterTargetArn\":\"{arn}\",\"maxReceiveCount\":1}}");
+    ep.create_queue("src", json!({"RedrivePolicy": policy}))
+        .await;
+    ep.sqs_ok("SendMessage", json!({"QueueUrl": dlq, "MessageBody": "m"}))
+        .await;
+    ep.create_queue("dest", json!({})).await;
+    (dlq, arn.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_task_handle_is_aws_s_base64_document() {
+    use base64::Engine;
+    let ep = Endpoint::start().await;
+    let (_, source_arn) = dead_letter_pipe(&ep).await;
+    let started = ep
+        .sqs_ok(
+            "StartMessageMoveTask",
+            json!({"SourceArn": source_arn, "DestinationArn": "arn:aws:sqs:us-east-1:000000000000:dest",
+                   "MaxNumberOfMessagesPerSecond": 1}),
+        )
+        .await;
+    let handle = started["TaskHandle"].as_str().unwrap();
+    let doc: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(handle)
+            .expect("base64"),
+    )
+    .expect("a JSON document");
+    assert_eq!(doc["sourceArn"], source_arn);
+    let id = doc["taskId"].as_str().unwrap();
+    assert_eq!(id.len(), 36, "{id}");
+    assert_eq!(id.matches('-').count(), 4, "{id}");
+    // A second task on the same source while the first runs.
+    let (status, ty, _, message) = json_error(
+        &ep,
+        "StartMessageMoveTask",
+        json!({"SourceArn": source_arn}),
+    )
+    .await;
+    if status != 200 {
+        assert_eq!(ty, "InvalidParameterValueException");
+        assert_eq!(message, "There is already a task running. Only one active task is allowed for a source queue arn at a given time.");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_move_task_answers_sqs_s_three_refusals() {
+    use base64::Engine;
+    let ep = Endpoint::start().await;
+    let (_, source_arn) = dead_letter_pipe(&ep).await;
+    let handle = |task: &str, arn: &str| {
+        base64::engine::general_purpose::STANDARD
+            .encode(format!("{{\"taskId\":\"{task}\",\"sourceArn\":\"{arn}\"}}"))
+    };
+    let cases = [
+        (
+            "foobared".to_string(),
+            (
+                400,
+                "InvalidParameterValueException",
+                "Value for parameter TaskHandle is invalid.",
+            ),
+        ),
+        (
+            handle(
+                "10000000-0000-4000-8000-000000000000",
+                "arn:aws:sqs:us-east-1:000000000000:no-such",
+            ),
+            (
+                404,
+                "ResourceNotFoundException",
+                "The resource that you specified for the SourceArn parameter doesn't exist.",
+            ),
+        ),
+        (
+            handle("10000000-0000-4000-8000-000000000000", &source_arn),
+            (404, "ResourceNotFoundException", "Task does not exist."),
+        ),
+    ];
+    for (task_handle, (status, ty, message)) in cases {
+        let got = json_error(
+            &ep,
+            "CancelMessageMoveTask",
+            json!({"TaskHandle": task_handle}),
+        )
+        .await;
+        assert_eq!(
+            (got.0, got.1.as_str(), got.3.as_str()),
+            (status, ty, message),
+            "{task_handle}"
+        );
+    }
+}

@@ -333,7 +333,10 @@ async fn a_rate_capped_move_task_advances_across_requests_and_cancels() {
     let (_, ty) = ep
         .sqs_err("StartMessageMoveTask", json!({"SourceArn": arn("dl2")}))
         .await;
-    assert_eq!(ty, "UnsupportedOperation", "one active task per source");
+    assert_eq!(
+        ty, "InvalidParameterValueException",
+        "one active task per source"
+    );
     let listed = ep
         .sqs_ok("ListMessageMoveTasks", json!({"SourceArn": arn("dl2")}))
         .await;
@@ -387,5 +390,5 @@ async fn a_rate_capped_move_task_advances_across_requests_and_cancels() {
     let (_, ty) = ep
         .sqs_err("CancelMessageMoveTask", json!({"TaskHandle": "nope"}))
         .await;
-    assert_eq!(ty, "ResourceNotFoundException");
+    assert_eq!(ty, "InvalidParameterValueException");
 }
