@@ -183,3 +183,72 @@ async fn publish_batch_errors_are_worded_as_sns_words_them() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscription_attributes_are_checked_and_reported_as_sns_does() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "subs", &[]).await;
+    let queue = make_queue(&ep, "subscriber").await;
+    let (_, code, message) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &topic),
+            ("Protocol", "sqs"),
+            ("Endpoint", &queue),
+            ("Attributes.entry.1.key", "InvalidKey"),
+            ("Attributes.entry.1.value", "x"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (code, message),
+        invalid("Invalid parameter: Attributes Reason: Invalid attribute name: InvalidKey")
+    );
+    let sub = subscribe(&ep, &topic, &queue, &[]).await;
+    let set = |name: &'static str, value: &'static str| {
+        let sub = sub.clone();
+        let ep = &ep;
+        async move {
+            refused(
+                ep,
+                "SetSubscriptionAttributes",
+                &[
+                    ("SubscriptionArn", &sub),
+                    ("AttributeName", name),
+                    ("AttributeValue", value),
+                ],
+            )
+            .await
+        }
+    };
+    assert_eq!(
+        set("FakeAttribute", "v").await,
+        invalid("Invalid parameter: AttributeName")
+    );
+    assert_eq!(
+        set("RawMessageDelivery", "test-ValUe").await,
+        invalid("Invalid parameter: RawMessageDelivery: Invalid value [test-ValUe]. Must be true or false.")
+    );
+    assert_eq!(
+        set("RedrivePolicy", r#"{"deadLetterTargetArn": "fake-arn"}"#).await,
+        invalid("Invalid parameter: RedrivePolicy: deadLetterTargetArn is an invalid arn")
+    );
+    let (_, message) = set("RedrivePolicy", "{invalidjson}").await;
+    assert!(
+        message.starts_with("Invalid parameter: RedrivePolicy: failed to parse JSON."),
+        "{message}"
+    );
+    let a = attributes(
+        &sns_ok(
+            &ep,
+            "GetSubscriptionAttributes",
+            &[("SubscriptionArn", &sub)],
+        )
+        .await,
+    );
+    assert_eq!(
+        a["SubscriptionPrincipal"],
+        format!("arn:aws:iam::{ACCOUNT}:user/queen-sqs")
+    );
+}

@@ -35,6 +35,13 @@ pub fn queue_arn(cfg: &Config, name: &str) -> String {
     format!("arn:aws:sqs:{}:{}:{name}", cfg.region, cfg.account_id)
 }
 
+/// The IAM user this endpoint names as the account's one principal (AWS answers the
+/// caller's user ARN as a subscription's `SubscriptionPrincipal`; every key here acts
+/// for the account, and which key subscribed is not recorded).
+pub fn principal_arn(cfg: &Config) -> String {
+    format!("arn:aws:iam::{}:user/queen-sqs", cfg.account_id)
+}
+
 /// The `SenderId` a received message answers: one principal id for the account, shaped as
 /// AWS's IAM user ids (`AIDA` and 16 more characters). Every key this endpoint accepts acts
 /// for the one account, and which key sent a message is not recorded, so the account's
