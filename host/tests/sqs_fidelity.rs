@@ -500,3 +500,51 @@ async fn cancelling_a_move_task_answers_sqs_s_three_refusals() {
         );
     }
 }
+
+/// A Query GET of `path` with `query` (already encoded); answers (status, body).
+async fn get(ep: &Endpoint, path_and_query: &str) -> (u16, String) {
+    let (status, _, body) = ep.raw("GET", path_and_query, &[], "").await;
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_query_protocol_over_get_on_a_queue_url() {
+    let ep = Endpoint::start().await;
+    ep.create_queue("one", json!({})).await;
+    ep.create_queue("two", json!({})).await;
+    let (status, _) = get(
+        &ep,
+        "/000000000000/one?Action=SendMessage&MessageBody=foobar",
+    )
+    .await;
+    assert_eq!(status, 200);
+    // An empty result is written `<ReceiveMessageResult/>`.
+    let (status, xml) = get(&ep, "/000000000000/two?Action=ReceiveMessage").await;
+    assert_eq!(status, 200);
+    assert!(xml.contains("<ReceiveMessageResult/>"), "{xml}");
+    let (_, xml) = get(&ep, "/000000000000/one?Action=ReceiveMessage").await;
+    assert!(xml.contains("<Body>foobar</Body>"), "{xml}");
+    // Actions that address no queue are not the queue URL's.
+    for action in ["CreateQueue", "ListQueues"] {
+        let (status, xml) = get(
+            &ep,
+            &format!("/000000000000/one?Action={action}&QueueName=x"),
+        )
+        .await;
+        assert_eq!(status, 400, "{xml}");
+        assert!(xml.contains("<Code>InvalidAction</Code>"), "{xml}");
+        assert!(
+            xml.contains(&format!(
+                "<Message>The action {action} is not valid for this endpoint.</Message>"
+            )),
+            "{xml}"
+        );
+    }
+    // A GET that names no action at all.
+    let (status, xml) = get(&ep, "/000000000000/one").await;
+    assert_eq!(status, 404, "{xml}");
+    assert!(xml.contains("<UnknownOperationException"), "{xml}");
+    // The root still answers every action.
+    let (status, xml) = get(&ep, "/?Action=ListQueues").await;
+    assert_eq!(status, 200, "{xml}");
+}

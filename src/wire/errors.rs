@@ -93,6 +93,9 @@ catalog! {
     AccessDenied => (Common, "AccessDenied", "AccessDenied", 403, Sender),
     InternalError => (Common, "InternalError", "InternalError", 500, Receiver),
     ServiceUnavailable => (Common, "ServiceUnavailable", "ServiceUnavailable", 503, Receiver),
+    /// A GET that names no action: what AWS's front end answers (404), with the error
+    /// document's root named after it.
+    UnknownOperation => (Common, "UnknownOperationException", "UnknownOperationException", 404, Sender),
     /// The listener's 2 MiB body cap (AWS front ends answer an oversized body 413).
     RequestEntityTooLarge => (Common, "RequestEntityTooLarge", "RequestEntityTooLarge", 413, Sender),
     /// A JSON 1.0 body that is not valid UTF-8 JSON, or not an object: what AWS JSON

@@ -160,7 +160,7 @@ pub const RULES: &[Rule] = &[
     err("SQS-MT-05", "StartMessageMoveTask", r#"{"SourceArn":"{dlq_arn}","MaxNumberOfMessagesPerSecond":0}"#, "InvalidParameterValueException", 400, MOVE),
     err("SQS-MT-06", "StartMessageMoveTask", r#"{"SourceArn":"{dlq_arn}","DestinationArn":"{gone_arn}"}"#, "ResourceNotFoundException", 404, "API_StartMessageMoveTask: DestinationArn + ResourceNotFoundException"),
     ok("SQS-MT-07", "StartMessageMoveTask", r#"{"SourceArn":"{dlq_arn}","MaxNumberOfMessagesPerSecond":500}"#, MOVE),
-    err("SQS-MT-08", "CancelMessageMoveTask", r#"{"TaskHandle":"not-a-task"}"#, "ResourceNotFoundException", 404, "botocore sqs: CancelMessageMoveTask errors ResourceNotFoundException"),
+    err("SQS-MT-08", "CancelMessageMoveTask", r#"{"TaskHandle":"not-a-task"}"#, "InvalidParameterValueException", 400, "recorded against SQS (LocalStack test_cancel_with_invalid_task_handle): a handle that is not one"),
     err("SQS-MT-09", "CancelMessageMoveTask", r#"{}"#, "MissingRequiredParameterException", 400, MISSING),
     err("SQS-MT-10", "ListMessageMoveTasks", r#"{"SourceArn":"{dlq_arn}","MaxResults":11}"#, "InvalidParameterValueException", 400, "API_ListMessageMoveTasks: MaxResults ('The upper limit is 10')"),
     err("SQS-MT-11", "ListMessageMoveTasks", r#"{"SourceArn":"{dlq_arn}","MaxResults":0}"#, "InvalidParameterValueException", 400, "API_ListMessageMoveTasks: MaxResults"),
