@@ -252,3 +252,63 @@ async fn subscription_attributes_are_checked_and_reported_as_sns_does() {
         format!("arn:aws:iam::{ACCOUNT}:user/queen-sqs")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_permission_grants_are_statements_of_the_topic_policy() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "granted", &[]).await;
+    let policy = |xml: String| -> serde_json::Value {
+        serde_json::from_str(&attributes(&xml)["Policy"]).unwrap()
+    };
+    let grant = |label: &'static str, action: &'static str| {
+        let topic = topic.clone();
+        move || {
+            vec![
+                ("TopicArn".to_string(), topic.clone()),
+                ("Label".to_string(), label.to_string()),
+                ("AWSAccountId.member.1".to_string(), ACCOUNT.to_string()),
+                ("ActionName.member.1".to_string(), action.to_string()),
+            ]
+        }
+    };
+    let call = |params: Vec<(String, String)>| {
+        let ep = &ep;
+        async move {
+            let refs: Vec<(&str, &str)> = params
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            sns(ep, "AddPermission", &refs).await
+        }
+    };
+    let (status, _) = call(grant("test", "Publish")()).await;
+    assert_eq!(status, 200);
+    let doc = policy(sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &topic)]).await);
+    assert_eq!(doc["Statement"][0]["Sid"], "__default_statement_ID");
+    assert_eq!(
+        doc["Statement"][1],
+        serde_json::json!({"Sid": "test", "Effect": "Allow",
+            "Principal": {"AWS": format!("arn:aws:iam::{ACCOUNT}:root")},
+            "Action": "SNS:Publish", "Resource": topic})
+    );
+    let (_, xml) = call(grant("test", "AddPermission")()).await;
+    assert!(
+        xml.contains("<Message>Invalid parameter: Statement already exists</Message>"),
+        "{xml}"
+    );
+    let (_, xml) = call(grant("other", "InvalidAction")()).await;
+    assert!(
+        xml.contains(
+            "<Message>Invalid parameter: Policy statement action out of service scope!</Message>"
+        ),
+        "{xml}"
+    );
+    sns_ok(
+        &ep,
+        "RemovePermission",
+        &[("TopicArn", &topic), ("Label", "test")],
+    )
+    .await;
+    let doc = policy(sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &topic)]).await);
+    assert_eq!(doc["Statement"].as_array().map(Vec::len), Some(1));
+}

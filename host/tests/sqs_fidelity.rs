@@ -548,3 +548,54 @@ async fn the_query_protocol_over_get_on_a_queue_url() {
     let (status, xml) = get(&ep, "/?Action=ListQueues").await;
     assert_eq!(status, 200, "{xml}");
 }
+
+async fn queue_policy(ep: &Endpoint, url: &str) -> Option<Value> {
+    let a = queue_attributes(ep, url, &["Policy"]).await;
+    a.get("Policy")
+        .map(|p| serde_json::from_str::<Value>(p.as_str().unwrap()).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_permission_grants_are_statements_of_the_queue_policy() {
+    let ep = Endpoint::start().await;
+    let url = ep.create_queue("granted", json!({})).await;
+    let arn = "arn:aws:sqs:us-east-1:000000000000:granted";
+    assert!(queue_policy(&ep, &url).await.is_none());
+    let grant = |label: &str, accounts: Value| json!({"QueueUrl": url, "Label": label, "AWSAccountIds": accounts, "Actions": ["ReceiveMessage"]});
+    ep.sqs_ok("AddPermission", grant("first", json!(["000000000000"])))
+        .await;
+    ep.sqs_ok(
+        "AddPermission",
+        grant("second", json!(["000000000000", "668614515564"])),
+    )
+    .await;
+    let doc = queue_policy(&ep, &url).await.expect("a Policy");
+    assert_eq!(doc["Version"], "2008-10-17");
+    assert_eq!(doc["Id"], format!("{arn}/SQSDefaultPolicy"));
+    assert_eq!(
+        doc["Statement"][0],
+        json!({"Sid": "first", "Effect": "Allow",
+               "Principal": {"AWS": "arn:aws:iam::000000000000:root"},
+               "Action": "SQS:ReceiveMessage", "Resource": arn})
+    );
+    assert_eq!(
+        doc["Statement"][1]["Principal"]["AWS"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let (_, ty, _, message) = json_error(&ep, "AddPermission", grant("first", json!(["1"]))).await;
+    assert_eq!(ty, "InvalidParameterValueException");
+    assert_eq!(
+        message,
+        "Value first for parameter Label is invalid. Reason: Already exists."
+    );
+    for label in ["first", "second"] {
+        ep.sqs_ok("RemovePermission", json!({"QueueUrl": url, "Label": label}))
+            .await;
+    }
+    assert!(
+        queue_policy(&ep, &url).await.is_none(),
+        "no grants, no policy"
+    );
+}
