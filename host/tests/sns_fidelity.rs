@@ -312,3 +312,37 @@ async fn add_permission_grants_are_statements_of_the_topic_policy() {
     let doc = policy(sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &topic)]).await);
     assert_eq!(doc["Statement"].as_array().map(Vec::len), Some(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_arn_given_as_target_arn_publishes_to_the_topic() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "targeted", &[]).await;
+    let queue = make_queue(&ep, "target-sub").await;
+    subscribe(&ep, &topic, &queue, &[("RawMessageDelivery", "true")]).await;
+    sns_ok(
+        &ep,
+        "Publish",
+        &[("TargetArn", &topic), ("Message", "via target")],
+    )
+    .await;
+    let got = drain(&ep, "target-sub").await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body(), "via target");
+    assert_eq!(
+        refused(
+            &ep,
+            "Publish",
+            &[
+                (
+                    "TargetArn",
+                    "arn:aws:sns:us-east-1:000000000000:endpoint/APNS/app/1"
+                ),
+                ("Message", "m")
+            ]
+        )
+        .await,
+        invalid(
+            "Invalid parameter: TargetArn Reason: No endpoint found for the target arn specified"
+        )
+    );
+}
