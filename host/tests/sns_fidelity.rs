@@ -346,3 +346,55 @@ async fn a_topic_arn_given_as_target_arn_publishes_to_the_topic() {
         )
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_type_label_may_hold_any_printable_text() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "labels", &[]).await;
+    for (ty, ok) in [
+        ("String.prefixed", true),
+        ("String.  prefixed.", true),
+        ("String.", false),
+        ("Stringprefixed", false),
+    ] {
+        let (status, xml) = publish(&ep, &topic, "m", &[("attr1", ty, "prefixed-1")], &[]).await;
+        assert_eq!(status == 200, ok, "{ty:?}: {xml}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_judges_the_topic_and_the_attributes_before_the_protocol() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "order", &[]).await;
+    let (status, code, _) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &format!("{topic}aaa")),
+            ("Protocol", "email"),
+            ("Endpoint", "someone@example.com"),
+        ],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (404, "NotFound"));
+    let (_, code, message) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &topic),
+            ("Protocol", "sms"),
+            ("Endpoint", "+15551234567"),
+            ("Attributes.entry.1.key", "FilterPolicy"),
+            (
+                "Attributes.entry.1.value",
+                r#"{"attr": [{"numeric": [">="]}]}"#,
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(code, "InvalidParameter");
+    assert!(
+        message.starts_with("Invalid parameter: Attributes Reason: FilterPolicy:"),
+        "{message}"
+    );
+}

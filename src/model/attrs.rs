@@ -59,8 +59,10 @@ pub(crate) fn base_type(data_type: &str) -> Option<BaseType> {
         Some((b, l)) => (b, Some(l)),
         None => (data_type, None),
     };
+    // A custom label is any non-empty text without control characters (SNS accepts
+    // `String.  prefixed.`, as recorded against it).
     if let Some(l) = label {
-        if l.is_empty() || !l.chars().all(|c| c.is_ascii_graphic()) {
+        if l.is_empty() || l.chars().any(char::is_control) {
             return None;
         }
     }
@@ -473,6 +475,7 @@ mod tests {
         assert_eq!(base_type("Number.float"), Some(BaseType::Number));
         assert_eq!(base_type("Binary"), Some(BaseType::Binary));
         assert_eq!(base_type("StringX"), None);
-        assert_eq!(base_type("String.a b"), None);
+        assert_eq!(base_type("String.  prefixed."), Some(BaseType::String));
+        assert_eq!(base_type("String.a\u{1}b"), None);
     }
 }

@@ -50,24 +50,8 @@ fn sub_param<'a>(
     subscription_from_arn(cfg, arn).ok_or_else(|| bad_arn("SubscriptionArn", arn))
 }
 
-pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
-    let topic = topic_param(ctx.cfg, &p)?;
-    let protocol = p.str("Protocol")?;
-    if protocol != "sqs" {
-        return Err(if SNS_PROTOCOLS.contains(&protocol) {
-            invalid_because(
-                "Protocol",
-                format!("the {protocol} protocol is not supported by this endpoint: only sqs subscriptions are"),
-            )
-        } else {
-            invalid(format!(
-                "Amazon SNS does not support this protocol string: {protocol}"
-            ))
-        });
-    }
-    let endpoint = p.opt_str("Endpoint")?.unwrap_or("");
-    let queue = name_from_arn(ctx.cfg, endpoint).ok_or_else(|| invalid("SQS endpoint ARN"))?;
-
+/// A `Subscribe`'s attributes, validated (a filter policy compiled) into a map.
+fn supplied_attributes(p: &Params<'_>) -> Result<BTreeMap<String, String>, ApiError> {
     let mut supplied = BTreeMap::new();
     let attrs = p.str_map("Attributes")?;
     // The scope first, so the policy is compiled under the scope it will run in.
@@ -77,7 +61,43 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
     for (k, v) in attrs.iter().filter(|(k, _)| *k != "FilterPolicyScope") {
         sub_attrs::apply(&mut supplied, k, v, "Attributes")?;
     }
-    sub_attrs::policy(&supplied)?;
+    // Given at `Subscribe`, SNS names the parameter the policy came in.
+    sub_attrs::policy(&supplied).map_err(|e| {
+        match e.message.strip_prefix("Invalid parameter: ") {
+            Some(why) => invalid_because("Attributes", why),
+            None => e,
+        }
+    })?;
+    Ok(supplied)
+}
+
+/// A protocol other than `sqs`: one of SNS's is refused by name, anything else as SNS
+/// refuses an unknown protocol.
+fn refused_protocol(protocol: &str) -> ApiError {
+    if SNS_PROTOCOLS.contains(&protocol) {
+        invalid_because(
+            "Protocol",
+            format!("the {protocol} protocol is not supported by this endpoint: only sqs subscriptions are"),
+        )
+    } else {
+        invalid(format!(
+            "Amazon SNS does not support this protocol string: {protocol}"
+        ))
+    }
+}
+
+pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
+    let topic = topic_param(ctx.cfg, &p)?;
+    let protocol = p.str("Protocol")?;
+    let supplied = supplied_attributes(&p)?;
+    if protocol != "sqs" {
+        // As SNS answers: a missing topic is `NotFound` and bad attributes are refused
+        // whatever the protocol; only then is the protocol (refused here) judged.
+        require(ctx, topic).await?;
+        return Err(refused_protocol(protocol));
+    }
+    let endpoint = p.opt_str("Endpoint")?.unwrap_or("");
+    let queue = name_from_arn(ctx.cfg, endpoint).ok_or_else(|| invalid("SQS endpoint ARN"))?;
 
     for _ in 0..CAS_ATTEMPTS {
         let t = require(ctx, topic).await?;
