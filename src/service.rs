@@ -214,7 +214,10 @@ where
         Err(e) => return fail(e),
     };
     let base_url = base_url(&req);
-    if rec.service == Service::Sqs && rec.protocol == Protocol::Query {
+    if rec.service == Service::Sqs && rec.protocol == Protocol::Query && req.path().len() > 1 {
+        if !wire::addresses_a_queue(rec.service, rec.action) {
+            return fail(wire::not_for_this_endpoint(rec.action));
+        }
         address_queue_by_path(&mut input, &req, &base_url);
     }
     said.target = target_of(&input);

@@ -23,7 +23,7 @@ async fn queue_tags_outside_awss_characters_are_refused() {
             .await;
         assert_eq!(
             (status, ty.as_str()),
-            (400, "InvalidParameterValue"),
+            (400, "InvalidParameterValueException"),
             "{k:?}={v:?}"
         );
     }
@@ -33,7 +33,7 @@ async fn queue_tags_outside_awss_characters_are_refused() {
             json!({"QueueName": "t2", "tags": {"x": "\u{7}"}}),
         )
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
     ep.sqs_ok(
         "TagQueue",
         json!({"QueueUrl": url, "Tags": {"team:eu/1": "ops = core@x"}}),

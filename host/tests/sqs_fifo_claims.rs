@@ -65,7 +65,7 @@ async fn delete_batch(ep: &Endpoint, url: &str, ms: &[&Value]) -> Value {
 
 fn all_ok(r: &Value, n: usize) {
     assert_eq!(r["Successful"].as_array().map(Vec::len), Some(n), "{r}");
-    assert_eq!(r["Failed"].as_array().map(Vec::len), Some(0), "{r}");
+    assert!(r.get("Failed").is_none(), "{r}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

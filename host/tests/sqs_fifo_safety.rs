@@ -142,7 +142,7 @@ async fn visibility_cannot_reach_past_twelve_hours_from_receive() {
         .await;
     assert_eq!(
         (status, code.as_str()),
-        (400, "InvalidParameterValue"),
+        (400, "InvalidParameterValueException"),
         "an extension past 12 h from receive"
     );
     ep.sqs_ok(

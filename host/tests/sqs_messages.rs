@@ -67,7 +67,8 @@ async fn send_receive_delete_round_trip_with_attributes_and_md5s() {
     );
     let first_receive: i64 = attr(m, "ApproximateFirstReceiveTimestamp").parse().unwrap();
     assert!(first_receive >= sent_ts, "{first_receive} vs {sent_ts}");
-    for absent in ["SenderId", "MessageGroupId", "SequenceNumber"] {
+    assert!(attr(m, "SenderId").starts_with("AIDA"), "{m}");
+    for absent in ["MessageGroupId", "SequenceNumber"] {
         assert!(m["Attributes"].get(absent).is_none(), "{absent}: {m}");
     }
 
@@ -129,30 +130,33 @@ async fn send_validation_errors() {
     let ep = Endpoint::start().await;
     let url = make_queue(&ep, "val", &[("MaximumMessageSize", "1024")], 2).await;
     let cases = [
-        (json!({"QueueUrl": url}), "MissingParameter"),
+        (
+            json!({"QueueUrl": url}),
+            "MissingRequiredParameterException",
+        ),
         (
             json!({"QueueUrl": url, "MessageBody": "a\u{0}b"}),
             "InvalidMessageContents",
         ),
         (
             json!({"QueueUrl": url, "MessageBody": "x".repeat(1025)}),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
         (
             json!({"QueueUrl": url, "MessageBody": "x", "DelaySeconds": 901}),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
         (
             json!({"QueueUrl": url, "MessageBody": "x", "MessageDeduplicationId": "d"}),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
         (
             json!({"QueueUrl": url, "MessageBody": "x", "MessageAttributes": {"AWS.x": {"DataType": "String", "StringValue": "v"}}}),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
         (
             json!({"QueueUrl": url, "MessageBody": "x", "MessageSystemAttributes": {"Nope": {"DataType": "String", "StringValue": "v"}}}),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
         (
             json!({"QueueUrl": format!("{}/{ACCOUNT}/missing", ep.url), "MessageBody": "x"}),
@@ -170,7 +174,7 @@ async fn send_validation_errors() {
             json!({"QueueUrl": url, "MessageBody": "x".repeat(1000), "MessageAttributes": {"name": {"DataType": "String", "StringValue": "y".repeat(30)}}}),
         )
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
     // A standard queue accepts (and ignores) a MessageGroupId.
     send_ok_group(&ep, &url).await;
 }
@@ -472,7 +476,7 @@ async fn receipt_handles_stale_forged_and_foreign() {
             json!({"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 43201}),
         )
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -491,7 +495,7 @@ async fn receive_parameter_ranges() {
             .await;
         assert_eq!(
             (status, ty.as_str()),
-            (400, "InvalidParameterValue"),
+            (400, "InvalidParameterValueException"),
             "{k}={v}"
         );
     }
@@ -557,14 +561,14 @@ async fn fifo_order_within_a_group_and_deduplication() {
             json!({"QueueUrl": url, "MessageBody": "x", "MessageDeduplicationId": "z"}),
         )
         .await;
-    assert_eq!(ty, "MissingParameter");
+    assert_eq!(ty, "MissingRequiredParameterException");
     let (_, ty) = ep
         .sqs_err(
             "SendMessage",
             json!({"QueueUrl": url, "MessageBody": "x", "MessageGroupId": "g"}),
         )
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
 
     // A receive claims a run of each group it reaches (one claim per group): a group's
     // messages arrive together, in order (checked below), and never split across claims.
@@ -660,7 +664,7 @@ async fn fifo_content_based_deduplication() {
             json!({"QueueUrl": plain, "MessageBody": "x", "MessageGroupId": "g"}),
         )
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -256,7 +256,7 @@ async fn a_move_task_returns_dead_letters_to_their_source() {
     let (_, ty) = ep
         .sqs_err("StartMessageMoveTask", json!({"SourceArn": arn("work")}))
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
     let (_, ty) = ep
         .sqs_err("StartMessageMoveTask", json!({"SourceArn": arn("nope")}))
         .await;
@@ -267,7 +267,7 @@ async fn a_move_task_returns_dead_letters_to_their_source() {
             json!({"SourceArn": arn("dead"), "MaxNumberOfMessagesPerSecond": 501}),
         )
         .await;
-    assert_eq!(ty, "InvalidParameterValue");
+    assert_eq!(ty, "InvalidParameterValueException");
 
     let started = ep
         .sqs_ok(
@@ -333,7 +333,10 @@ async fn a_rate_capped_move_task_advances_across_requests_and_cancels() {
     let (_, ty) = ep
         .sqs_err("StartMessageMoveTask", json!({"SourceArn": arn("dl2")}))
         .await;
-    assert_eq!(ty, "UnsupportedOperation", "one active task per source");
+    assert_eq!(
+        ty, "InvalidParameterValueException",
+        "one active task per source"
+    );
     let listed = ep
         .sqs_ok("ListMessageMoveTasks", json!({"SourceArn": arn("dl2")}))
         .await;
@@ -387,5 +390,5 @@ async fn a_rate_capped_move_task_advances_across_requests_and_cancels() {
     let (_, ty) = ep
         .sqs_err("CancelMessageMoveTask", json!({"TaskHandle": "nope"}))
         .await;
-    assert_eq!(ty, "ResourceNotFoundException");
+    assert_eq!(ty, "InvalidParameterValueException");
 }

@@ -58,14 +58,16 @@ async fn create_answers_a_url_on_the_host_the_client_reached_and_configures_the_
         .await;
     assert_eq!(same_account["QueueUrl"], url.as_str());
 
-    // The defaults SQS gives a standard queue, plus the width.
+    // The defaults SQS gives a standard queue; the width only when named.
     let a = attrs(&ep, &url, &["All"]).await;
     assert_eq!(a["VisibilityTimeout"], "30");
-    assert_eq!(a["MaximumMessageSize"], "262144");
+    assert_eq!(a["MaximumMessageSize"], "1048576");
     assert_eq!(a["MessageRetentionPeriod"], "345600");
     assert_eq!(a["DelaySeconds"], "0");
     assert_eq!(a["ReceiveMessageWaitTimeSeconds"], "0");
-    assert_eq!(a["queen.partitions"], "64");
+    assert!(a.get("queen.partitions").is_none(), "{a:?}");
+    let width = attrs(&ep, &url, &["queen.partitions"]).await;
+    assert_eq!(width["queen.partitions"], "64");
     assert_eq!(
         a["QueueArn"],
         format!("arn:aws:sqs:us-east-1:{ACCOUNT}:orders")
@@ -82,7 +84,10 @@ async fn a_fifo_queue_is_declared_by_its_suffix_and_has_fifo_defaults() {
     let (status, ty) = ep
         .sqs_err("CreateQueue", json!({"QueueName": "jobs.fifo"}))
         .await;
-    assert_eq!((status, ty.as_str()), (400, "InvalidParameterValue"));
+    assert_eq!(
+        (status, ty.as_str()),
+        (400, "InvalidParameterValueException")
+    );
     let url = ep
         .create_queue("jobs.fifo", json!({"FifoQueue": "true"}))
         .await;
@@ -91,8 +96,10 @@ async fn a_fifo_queue_is_declared_by_its_suffix_and_has_fifo_defaults() {
     assert_eq!(a["ContentBasedDeduplication"], "false");
     assert_eq!(a["DeduplicationScope"], "queue");
     assert_eq!(a["FifoThroughputLimit"], "perQueue");
-    assert_eq!(a["queen.dedupWindowSeconds"], "300");
-    assert!(a.get("queen.partitions").is_none(), "{a:?}");
+    assert!(a.get("queen.dedupWindowSeconds").is_none(), "{a:?}");
+    let ours = attrs(&ep, &url, &["queen.dedupWindowSeconds", "queen.partitions"]).await;
+    assert_eq!(ours["queen.dedupWindowSeconds"], "300");
+    assert!(ours.get("queen.partitions").is_none(), "{ours:?}");
     // A repeat names the same queue.
     let again = ep
         .create_queue("jobs.fifo", json!({"FifoQueue": "true"}))
@@ -270,12 +277,12 @@ async fn create_refuses_bad_names_and_missing_names() {
     let ep = Endpoint::start().await;
     assert_eq!(
         ep.sqs_err("CreateQueue", json!({})).await,
-        (400, "MissingParameter".to_string())
+        (400, "MissingRequiredParameterException".to_string())
     );
     for bad in ["", "a.b", "has space", "x/y", ".fifo", &"n".repeat(81)] {
         assert_eq!(
             ep.sqs_err("CreateQueue", json!({"QueueName": bad})).await,
-            (400, "InvalidParameterValue".to_string()),
+            (400, "InvalidParameterValueException".to_string()),
             "{bad:?}"
         );
     }
@@ -291,7 +298,7 @@ async fn create_refuses_bad_names_and_missing_names() {
             json!({"QueueName": "plain", "Attributes": {"FifoQueue": "true"}})
         )
         .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     assert_eq!(
         ep.sqs_err(
@@ -349,7 +356,7 @@ async fn get_queue_url_refuses_other_accounts_and_unknown_names() {
     );
     assert_eq!(
         ep.sqs_err("GetQueueUrl", json!({})).await,
-        (400, "MissingParameter".to_string())
+        (400, "MissingRequiredParameterException".to_string())
     );
 }
 
@@ -492,7 +499,7 @@ async fn list_queues_filters_by_prefix_and_pages_with_an_opaque_token() {
     ] {
         assert_eq!(
             ep.sqs_err("ListQueues", bad).await,
-            (400, "InvalidParameterValue".to_string())
+            (400, "InvalidParameterValueException".to_string())
         );
     }
     let none = ep

@@ -164,11 +164,11 @@ async fn attribute_values_are_validated_like_sqs() {
         ("queen.dedupWindowSeconds", "600", "InvalidAttributeName"),
         ("queen.partitions", "0", "InvalidAttributeValue"),
         ("queen.partitions", "100001", "InvalidAttributeValue"),
-        ("RedrivePolicy", "{", "InvalidParameterValue"),
+        ("RedrivePolicy", "{", "InvalidParameterValueException"),
         (
             "RedriveAllowPolicy",
             "{\"redrivePermission\":\"byQueue\"}",
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
     ];
     for (name, value, code) in cases {
@@ -250,12 +250,12 @@ async fn attribute_values_are_validated_like_sqs() {
     assert_eq!(
         ep.sqs_err("SetQueueAttributes", json!({"QueueUrl": url}))
             .await,
-        (400, "MissingParameter".to_string())
+        (400, "MissingRequiredParameterException".to_string())
     );
     assert_eq!(
         ep.sqs_err("GetQueueAttributes", json!({"AttributeNames": ["All"]}))
             .await,
-        (400, "MissingParameter".to_string())
+        (400, "MissingRequiredParameterException".to_string())
     );
     // Nothing changed by any of the refusals.
     let a = attrs(&ep, &url, &["All"]).await;
@@ -275,7 +275,7 @@ async fn set_queue_attributes_merges_and_reconfigures_the_broker() {
         json!({"QueueUrl": url, "Attributes": {"VisibilityTimeout": "90", "Policy": "{\"Version\":\"2012-10-17\"}"}}),
     )
     .await;
-    let a = attrs(&ep, &url, &["All"]).await;
+    let a = attrs(&ep, &url, &["All", "queen.partitions"]).await;
     assert_eq!(a["VisibilityTimeout"], "90");
     assert_eq!(a["DelaySeconds"], "4", "a merge, not a replacement");
     assert_eq!(a["Policy"], "{\"Version\":\"2012-10-17\"}");
@@ -351,20 +351,20 @@ async fn redrive_policies_are_checked_against_the_registry() {
     assert_eq!(
         ep.sqs_err("SetQueueAttributes", set(policy("src", 3)))
             .await,
-        (400, "InvalidParameterValue".to_string()),
+        (400, "InvalidParameterValueException".to_string()),
         "a queue naming itself"
     );
     assert_eq!(
         ep.sqs_err("SetQueueAttributes", set(policy("dlq.fifo", 3)))
             .await,
-        (400, "InvalidParameterValue".to_string()),
+        (400, "InvalidParameterValueException".to_string()),
         "a standard queue with a FIFO dead-letter queue"
     );
     for n in [0, 1001] {
         assert_eq!(
             ep.sqs_err("SetQueueAttributes", set(policy("dlq", n)))
                 .await,
-            (400, "InvalidParameterValue".to_string())
+            (400, "InvalidParameterValueException".to_string())
         );
     }
     let other_account = "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:123456789012:dlq\",\"maxReceiveCount\":3}";
@@ -379,7 +379,7 @@ async fn redrive_policies_are_checked_against_the_registry() {
             json!({"QueueName": "self", "Attributes": {"RedrivePolicy": policy("self", 2)}})
         )
         .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     assert_eq!(
         ep.sqs_err(
@@ -388,7 +388,7 @@ async fn redrive_policies_are_checked_against_the_registry() {
                 "Attributes": {"FifoQueue": "true", "RedrivePolicy": policy("dlq", 2)}})
         )
         .await,
-        (400, "InvalidParameterValue".to_string()),
+        (400, "InvalidParameterValueException".to_string()),
         "a FIFO queue with a standard dead-letter queue"
     );
     ep.create_queue(
@@ -407,7 +407,7 @@ async fn redrive_policies_are_checked_against_the_registry() {
     assert_eq!(
         ep.sqs_err("SetQueueAttributes", set(policy("strict", 3)))
             .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     ep.sqs_ok(
         "SetQueueAttributes",
@@ -504,7 +504,7 @@ async fn dead_letter_sources_are_found_and_paged() {
             json!({"QueueUrl": dlq, "MaxResults": 0})
         )
         .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
 }
 
@@ -531,7 +531,7 @@ async fn purge_empties_the_queue_keeps_its_attributes_and_cools_down() {
     let lease = popped["leaseId"].as_str().unwrap().to_string();
 
     ep.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
-    let a = attrs(&ep, &url, &["All"]).await;
+    let a = attrs(&ep, &url, &["All", "queen.partitions"]).await;
     assert_eq!(a["ApproximateNumberOfMessages"], "0");
     assert_eq!(a["ApproximateNumberOfMessagesNotVisible"], "0");
     assert_eq!(a["ApproximateNumberOfMessagesDelayed"], "0");
@@ -627,18 +627,18 @@ async fn tags_live_on_the_record_within_sqs_limits() {
         assert_eq!(
             ep.sqs_err("TagQueue", json!({"QueueUrl": url, "Tags": bad}))
                 .await,
-            (400, "InvalidParameterValue".to_string())
+            (400, "InvalidParameterValueException".to_string())
         );
     }
     assert_eq!(
         ep.sqs_err("TagQueue", json!({"QueueUrl": url, "Tags": {}}))
             .await,
-        (400, "MissingParameter".to_string())
+        (400, "MissingRequiredParameterException".to_string())
     );
     assert_eq!(
         ep.sqs_err("UntagQueue", json!({"QueueUrl": url, "TagKeys": []}))
             .await,
-        (400, "MissingParameter".to_string())
+        (400, "MissingRequiredParameterException".to_string())
     );
     // 50 tags at most, counted after the merge.
     let mut many = Map::new();
@@ -653,7 +653,7 @@ async fn tags_live_on_the_record_within_sqs_limits() {
             json!({"QueueUrl": url, "Tags": {"one-more": "x"}})
         )
         .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     ep.sqs_ok(
         "TagQueue",
@@ -671,7 +671,7 @@ async fn tags_live_on_the_record_within_sqs_limits() {
     assert_eq!(
         ep.sqs_err("CreateQueue", json!({"QueueName": "t2", "tags": fifty_one}))
             .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     assert_eq!(
         ep.sqs_err(
@@ -679,7 +679,7 @@ async fn tags_live_on_the_record_within_sqs_limits() {
             json!({"QueueName": "t3", "tags": {long_key: "x"}})
         )
         .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     assert_eq!(
         ep.sqs_err(
@@ -709,27 +709,33 @@ async fn permissions_are_validated_and_kept_but_not_enforced() {
             add("grant_1", json!(["111122223333"]), json!(["*"]))
         )
         .await,
-        (400, "InvalidParameterValue".to_string()),
+        (400, "InvalidParameterValueException".to_string()),
         "a label already in use"
     );
     let cases: &[(Value, &str)] = &[
         (
             json!({"QueueUrl": url, "AWSAccountIds": ["1"], "Actions": ["*"]}),
-            "MissingParameter",
+            "MissingRequiredParameterException",
         ),
         (
             add("bad label", json!(["1"]), json!(["*"])),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
         (
             add(&"l".repeat(81), json!(["1"]), json!(["*"])),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
-        (add("x", json!([]), json!(["*"])), "MissingParameter"),
-        (add("x", json!(["1"]), json!([])), "MissingParameter"),
+        (
+            add("x", json!([]), json!(["*"])),
+            "MissingRequiredParameterException",
+        ),
+        (
+            add("x", json!(["1"]), json!([])),
+            "MissingRequiredParameterException",
+        ),
         (
             add("x", json!(["1"]), json!(["FlyAway"])),
-            "InvalidParameterValue",
+            "InvalidParameterValueException",
         ),
     ];
     for (req, code) in cases {
@@ -754,12 +760,12 @@ async fn permissions_are_validated_and_kept_but_not_enforced() {
             json!({"QueueUrl": url, "Label": "unknown"})
         )
         .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     assert_eq!(
         ep.sqs_err("RemovePermission", json!({"QueueUrl": url}))
             .await,
-        (400, "MissingParameter".to_string())
+        (400, "MissingRequiredParameterException".to_string())
     );
     ep.sqs_ok(
         "RemovePermission",
@@ -772,7 +778,7 @@ async fn permissions_are_validated_and_kept_but_not_enforced() {
             json!({"QueueUrl": url, "Label": "grant_1"})
         )
         .await,
-        (400, "InvalidParameterValue".to_string()),
+        (400, "InvalidParameterValueException".to_string()),
         "gone once removed"
     );
     // The label is free again.
@@ -800,7 +806,7 @@ async fn permissions_are_validated_and_kept_but_not_enforced() {
             json!({"QueueUrl": url, "Label": "grant_1"})
         )
         .await,
-        (400, "InvalidParameterValue".to_string())
+        (400, "InvalidParameterValueException".to_string())
     );
     ep.sqs_ok("AddPermission", add("grant_1", json!(["1"]), json!(["*"])))
         .await;

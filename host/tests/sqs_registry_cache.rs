@@ -123,7 +123,7 @@ async fn a_replica_sees_its_own_changes_at_once() {
         .sqs_err("SendMessage", json!({"QueueUrl": url, "MessageBody": big}))
         .await;
     assert_eq!(
-        ty, "InvalidParameterValue",
+        ty, "InvalidParameterValueException",
         "the new size limit applies at once"
     );
 

@@ -59,8 +59,10 @@ pub(crate) fn base_type(data_type: &str) -> Option<BaseType> {
         Some((b, l)) => (b, Some(l)),
         None => (data_type, None),
     };
+    // A custom label is any non-empty text without control characters (SNS accepts
+    // `String.  prefixed.`, as recorded against it).
     if let Some(l) = label {
-        if l.is_empty() || !l.chars().all(|c| c.is_ascii_graphic()) {
+        if l.is_empty() || l.chars().any(char::is_control) {
             return None;
         }
     }
@@ -104,9 +106,10 @@ fn check_name(name: &str) -> Result<(), String> {
             name.chars().take(32).collect::<String>()
         ));
     }
+    // Letters and digits of any script (SQS accepts `attr.1øßä`, as recorded against it).
     if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         return Err(format!(
             "The message attribute name '{name}' is invalid. Attribute name can contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters."
@@ -165,7 +168,7 @@ fn attr_from_api(name: &str, v: &Value) -> Result<AttrValue, String> {
     let binary_value = non_null(obj, "BinaryValue");
     let empty = || {
         format!(
-            "The message attribute '{name}' must contain non-empty message attribute value for message attribute type '{data_type}'."
+            "Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'."
         )
     };
     let value = match base {
@@ -366,13 +369,14 @@ mod tests {
             "AWSish",
             "Amazonia",
             "aws-x",
+            "ünï",
+            "attr.1øßä",
         ] {
             assert!(one(ok, v.clone()).is_ok(), "{ok}");
         }
         for bad in [
             "",
             "has space",
-            "ünï",
             "a/b",
             ".lead",
             "trail.",
@@ -471,6 +475,7 @@ mod tests {
         assert_eq!(base_type("Number.float"), Some(BaseType::Number));
         assert_eq!(base_type("Binary"), Some(BaseType::Binary));
         assert_eq!(base_type("StringX"), None);
-        assert_eq!(base_type("String.a b"), None);
+        assert_eq!(base_type("String.  prefixed."), Some(BaseType::String));
+        assert_eq!(base_type("String.a\u{1}b"), None);
     }
 }

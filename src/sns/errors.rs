@@ -16,6 +16,20 @@ pub fn invalid_because(name: &str, reason: impl AsRef<str>) -> ApiError {
     invalid(format!("{name} Reason: {}", reason.as_ref()))
 }
 
+/// An ARN parameter that names nothing of ours. SNS says why when the ARN has fewer than
+/// the six `:`-separated elements every ARN has, and only the parameter otherwise.
+pub fn bad_arn(param: &str, arn: &str) -> ApiError {
+    match arn.split(':').count() {
+        n if n < 6 => invalid_because(
+            param,
+            format!("An ARN must have at least 6 elements, not {n}"),
+        ),
+        // Six elements and no subscription id after them (the seventh).
+        _ if param == "SubscriptionArn" => invalid("SubscriptionId"),
+        _ => invalid(param),
+    }
+}
+
 pub fn topic_not_found() -> ApiError {
     ApiError::new(ErrorCode::NotFound, "Topic does not exist")
 }

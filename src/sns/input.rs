@@ -1,6 +1,6 @@
 //! Reading an SNS action's input (the JSON protocol's shape) with SNS's errors.
 
-use super::errors::invalid;
+use super::errors::{invalid, invalid_because};
 use crate::wire::ApiError;
 use serde_json::{Map, Value};
 
@@ -15,6 +15,7 @@ impl<'a> Params<'a> {
     pub fn str(&self, name: &str) -> Result<&'a str, ApiError> {
         match self.get(name) {
             Some(Value::String(s)) => Ok(s),
+            None => Err(invalid_because(name, "no value for required parameter")),
             _ => Err(invalid(name)),
         }
     }

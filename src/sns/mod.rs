@@ -10,6 +10,7 @@ pub mod errors;
 pub mod filter;
 pub mod input;
 mod paging;
+mod permissions;
 pub mod publish;
 pub mod records;
 mod sub_attrs;

@@ -28,8 +28,22 @@ pub fn apply(
     value: &str,
     param: &str,
 ) -> Result<(), ApiError> {
+    // SNS's wordings differ by parameter (`Subscribe`'s `Attributes`, or
+    // `SetSubscriptionAttributes`' `AttributeName`), as recorded against SNS.
+    let in_attributes = param == "Attributes";
+    let refuse = |why: String| {
+        if in_attributes {
+            invalid_because(param, why)
+        } else {
+            invalid(why)
+        }
+    };
     if !SETTABLE.contains(&name) {
-        return Err(invalid_because(param, format!("Unknown attribute {name}")));
+        return Err(if in_attributes {
+            invalid_because(param, format!("Invalid attribute name: {name}"))
+        } else {
+            invalid(param)
+        });
     }
     let v = match name {
         "RawMessageDelivery" => {
@@ -38,7 +52,7 @@ pub fn apply(
             } else if value.eq_ignore_ascii_case("false") {
                 "false".to_string()
             } else {
-                return Err(invalid(format!(
+                return Err(refuse(format!(
                     "RawMessageDelivery: Invalid value [{value}]. Must be true or false."
                 )));
             }
@@ -54,12 +68,12 @@ pub fn apply(
         },
         // `{}` is as empty as "": no policy at all.
         "FilterPolicy" if value.trim().is_empty() || is_empty_object(value) => String::new(),
-        "RedrivePolicy" | "DeliveryPolicy" if !value.is_empty() => {
-            match serde_json::from_str::<Value>(value) {
-                Ok(Value::Object(_)) => value.to_string(),
-                _ => return Err(invalid(format!("{name}: the value is not a JSON object"))),
-            }
-        }
+        "RedrivePolicy" if !value.is_empty() => redrive_policy(value).map_err(refuse)?,
+        "DeliveryPolicy" if !value.is_empty() => match serde_json::from_str::<Value>(value) {
+            Ok(Value::Object(_)) => value.to_string(),
+            Ok(_) => return Err(refuse(format!("{name}: the value is not a JSON object"))),
+            Err(e) => return Err(refuse(format!("{name}: failed to parse JSON. {e}"))),
+        },
         _ => value.to_string(),
     };
     if v.is_empty() {
@@ -68,6 +82,19 @@ pub fn apply(
         attrs.insert(name.to_string(), v);
     }
     Ok(())
+}
+
+/// A subscription's `RedrivePolicy`: a JSON object whose `deadLetterTargetArn` is an ARN
+/// (SNS's own sentences for both failures).
+fn redrive_policy(value: &str) -> Result<String, String> {
+    let doc = serde_json::from_str::<Value>(value)
+        .map_err(|e| format!("RedrivePolicy: failed to parse JSON. {e}"))?;
+    let arn = doc.get("deadLetterTargetArn").and_then(Value::as_str);
+    match arn {
+        Some(a) if a.starts_with("arn:") && a.split(':').count() >= 6 => Ok(value.to_string()),
+        _ if !doc.is_object() => Err("RedrivePolicy: the value is not a JSON object".into()),
+        _ => Err("RedrivePolicy: deadLetterTargetArn is an invalid arn".into()),
+    }
 }
 
 fn is_empty_object(s: &str) -> bool {
@@ -140,6 +167,10 @@ pub fn report(cfg: &Config, s: &SubRecord) -> BTreeMap<String, String> {
     out.insert("Protocol".into(), s.protocol.clone());
     out.insert("Endpoint".into(), s.endpoint.clone());
     out.insert("ConfirmationWasAuthenticated".into(), "true".into());
+    out.insert(
+        "SubscriptionPrincipal".into(),
+        crate::sqs::naming::principal_arn(cfg),
+    );
     out.insert("PendingConfirmation".into(), "false".into());
     out
 }

@@ -2,7 +2,7 @@
 //! account and nothing else; every subscription is confirmed when it is created.
 
 use super::arn::{mint_uuid, subscription_arn, subscription_from_arn, topic_arn};
-use super::errors::{broker, invalid, invalid_because, subscription_not_found};
+use super::errors::{bad_arn, broker, invalid, invalid_because, subscription_not_found};
 use super::input::Params;
 use super::paging;
 use super::records::{
@@ -47,27 +47,11 @@ fn sub_param<'a>(
     p: &Params<'a>,
 ) -> Result<(&'a str, &'a str), ApiError> {
     let arn = p.str("SubscriptionArn")?;
-    subscription_from_arn(cfg, arn).ok_or_else(|| invalid("SubscriptionArn"))
+    subscription_from_arn(cfg, arn).ok_or_else(|| bad_arn("SubscriptionArn", arn))
 }
 
-pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
-    let topic = topic_param(ctx.cfg, &p)?;
-    let protocol = p.str("Protocol")?;
-    if protocol != "sqs" {
-        return Err(if SNS_PROTOCOLS.contains(&protocol) {
-            invalid_because(
-                "Protocol",
-                format!("the {protocol} protocol is not supported by this endpoint: only sqs subscriptions are"),
-            )
-        } else {
-            invalid(format!(
-                "Amazon SNS does not support this protocol string: {protocol}"
-            ))
-        });
-    }
-    let endpoint = p.opt_str("Endpoint")?.unwrap_or("");
-    let queue = name_from_arn(ctx.cfg, endpoint).ok_or_else(|| invalid("SQS endpoint ARN"))?;
-
+/// A `Subscribe`'s attributes, validated (a filter policy compiled) into a map.
+fn supplied_attributes(p: &Params<'_>) -> Result<BTreeMap<String, String>, ApiError> {
     let mut supplied = BTreeMap::new();
     let attrs = p.str_map("Attributes")?;
     // The scope first, so the policy is compiled under the scope it will run in.
@@ -77,7 +61,43 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
     for (k, v) in attrs.iter().filter(|(k, _)| *k != "FilterPolicyScope") {
         sub_attrs::apply(&mut supplied, k, v, "Attributes")?;
     }
-    sub_attrs::policy(&supplied)?;
+    // Given at `Subscribe`, SNS names the parameter the policy came in.
+    sub_attrs::policy(&supplied).map_err(|e| {
+        match e.message.strip_prefix("Invalid parameter: ") {
+            Some(why) => invalid_because("Attributes", why),
+            None => e,
+        }
+    })?;
+    Ok(supplied)
+}
+
+/// A protocol other than `sqs`: one of SNS's is refused by name, anything else as SNS
+/// refuses an unknown protocol.
+fn refused_protocol(protocol: &str) -> ApiError {
+    if SNS_PROTOCOLS.contains(&protocol) {
+        invalid_because(
+            "Protocol",
+            format!("the {protocol} protocol is not supported by this endpoint: only sqs subscriptions are"),
+        )
+    } else {
+        invalid(format!(
+            "Amazon SNS does not support this protocol string: {protocol}"
+        ))
+    }
+}
+
+pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
+    let topic = topic_param(ctx.cfg, &p)?;
+    let protocol = p.str("Protocol")?;
+    let supplied = supplied_attributes(&p)?;
+    if protocol != "sqs" {
+        // As SNS answers: a missing topic is `NotFound` and bad attributes are refused
+        // whatever the protocol; only then is the protocol (refused here) judged.
+        require(ctx, topic).await?;
+        return Err(refused_protocol(protocol));
+    }
+    let endpoint = p.opt_str("Endpoint")?.unwrap_or("");
+    let queue = name_from_arn(ctx.cfg, endpoint).ok_or_else(|| invalid("SQS endpoint ARN"))?;
 
     for _ in 0..CAS_ATTEMPTS {
         let t = require(ctx, topic).await?;
@@ -85,10 +105,9 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
             invalid_because("Endpoint", format!("the queue {endpoint} does not exist"))
         })?;
         if q.fifo && !t.record.fifo {
-            // AWS invents a group id here; refusing says why instead of doing it silently.
-            return Err(invalid_because(
-                "Endpoint",
-                "a standard topic cannot deliver to a FIFO queue here: it has no MessageGroupId to give its messages",
+            // SNS's own sentence, its doubled prefix included (recorded against SNS).
+            return Err(invalid(
+                "Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics",
             ));
         }
         let index = endpoint_key(topic, protocol, endpoint);
@@ -165,10 +184,8 @@ pub async fn confirm_subscription<T: Transport>(
 ) -> Result<Value, ApiError> {
     topic_param(ctx.cfg, &p)?;
     p.str("Token")?;
-    Err(invalid_because(
-        "Token",
-        "no confirmation token is ever issued by this endpoint: its subscriptions are same-account SQS queues, confirmed when they are created",
-    ))
+    // AWS's answer to a token it did not issue; here none is ever issued.
+    Err(invalid("Token"))
 }
 
 fn listing(ctx_cfg: &crate::config::Config, s: &SubRecord) -> Value {

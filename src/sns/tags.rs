@@ -3,7 +3,7 @@
 //! resource is `ResourceNotFound` (not the topic actions' `NotFound`).
 
 use super::arn::topic_from_arn;
-use super::errors::{broker, invalid_because, resource_not_found};
+use super::errors::{broker, invalid, invalid_because, resource_not_found};
 use super::input::Params;
 use super::records::{load_topic, to_value, topic_key, TopicRecord};
 use crate::http::Transport;
@@ -24,10 +24,7 @@ pub fn check(tags: &[(&str, &str)]) -> Result<(), ApiError> {
     for (i, (k, v)) in tags.iter().enumerate() {
         // One key twice in one request: which value to keep would be a guess.
         if tags[..i].iter().any(|(earlier, _)| earlier == k) {
-            return Err(invalid_because(
-                "Tags",
-                format!("Duplicate tag key {k} in the request"),
-            ));
+            return Err(invalid("Duplicated keys are not allowed."));
         }
         let n = k.chars().count();
         if n == 0 || n > MAX_KEY {

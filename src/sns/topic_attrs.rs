@@ -82,10 +82,8 @@ pub fn normalize(name: &str, value: &str, fifo: bool, when: When) -> Result<Stri
         }
         "FifoTopic" => {
             if when == When::Set {
-                return Err(invalid_because(
-                    "AttributeName",
-                    "FifoTopic is fixed when the topic is created",
-                ));
+                // AWS names only the parameter.
+                return Err(invalid("AttributeName"));
             }
             boolean(name, value)
         }
@@ -176,7 +174,7 @@ pub fn same(t: &TopicRecord, name: &str, supplied: &str) -> bool {
 }
 
 /// The `Policy` AWS gives a topic nobody wrote one for: the owner may do everything.
-fn default_policy(cfg: &Config, arn: &str) -> String {
+pub fn default_policy(cfg: &Config, arn: &str) -> String {
     json!({
         "Version": "2008-10-17",
         "Id": "__default_policy_ID",

@@ -3,14 +3,15 @@
 //! model here for a topic policy to apply to).
 
 use super::arn::{is_fifo_name, topic_arn, topic_from_arn, valid_topic_name};
-use super::errors::{broker, invalid, invalid_because, topic_not_found};
+use super::errors::{bad_arn, broker, invalid, invalid_because, topic_not_found};
 use super::input::Params;
 use super::paging;
+use super::permissions;
 use super::records::{
     delete_sub_ops, load_topic, subs_of, to_value, topic_key, TopicRecord, TOPIC_PREFIX,
 };
 use super::tags::{self, CAS_ATTEMPTS, MAX_TAGS};
-use super::topic_attrs::{normalize, report, same, When};
+use super::topic_attrs::{default_policy, normalize, report, same, When};
 use crate::http::Transport;
 use crate::queen::{KvOp, KvOutcome};
 use crate::service::Ctx;
@@ -25,7 +26,7 @@ pub fn topic_param<'a>(
     p: &Params<'a>,
 ) -> Result<&'a str, ApiError> {
     let arn = p.str("TopicArn")?;
-    topic_from_arn(ctx_cfg, arn).ok_or_else(|| invalid("TopicArn"))
+    topic_from_arn(ctx_cfg, arn).ok_or_else(|| bad_arn("TopicArn", arn))
 }
 
 /// Reads a topic or answers `NotFound` (HTTP 404).
@@ -60,9 +61,7 @@ pub async fn create_topic<T: Transport>(
         return Err(invalid("Topic Name"));
     }
     if fifo_attr && !fifo {
-        return Err(invalid(
-            "Fifo Topic names must end with .fifo and must be made up of only uppercase and lowercase ASCII letters, numbers, underscores, and hyphens, and must be between 1 and 256 characters long.",
-        ));
+        return Err(invalid("Topic Name"));
     }
     if p.get("DataProtectionPolicy").is_some() {
         return Err(invalid_because(
@@ -199,29 +198,44 @@ pub async fn set_topic_attributes<T: Transport>(
     let attr = p.str("AttributeName")?;
     // An absent value clears the attribute, as AWS treats it.
     let value = p.opt_str("AttributeValue")?.unwrap_or("");
-    for _ in 0..CAS_ATTEMPTS {
-        let stored = require(ctx, name).await?;
-        let mut record = stored.record.clone();
+    update_topic(ctx, name, |record| {
         let v = normalize(attr, value, record.fifo, When::Set)?;
         if v.is_empty() {
             record.attributes.remove(attr);
         } else {
             record.attributes.insert(attr.to_string(), v);
         }
+        Ok(())
+    })
+    .await?;
+    Ok(json!({}))
+}
+
+/// Applies `change` to the topic's record under a compare-and-set (a topic that does not
+/// exist is `NotFound`); a change that changes nothing writes nothing.
+async fn update_topic<T, F>(ctx: &Ctx<'_, T>, name: &str, mut change: F) -> Result<(), ApiError>
+where
+    T: Transport,
+    F: FnMut(&mut TopicRecord) -> Result<(), ApiError>,
+{
+    for _ in 0..CAS_ATTEMPTS {
+        let stored = require(ctx, name).await?;
+        let mut record = stored.record.clone();
+        change(&mut record)?;
         if record == stored.record {
-            return Ok(json!({}));
+            return Ok(());
         }
         let op = KvOp::put(topic_key(name), to_value(&record), Some(stored.version));
         if let KvOutcome::Done(r) = ctx.queen.kv(vec![op]).await.map_err(broker)? {
             if r.first().is_some_and(|r| r.applied()) {
-                return Ok(json!({}));
+                return Ok(());
             }
         }
     }
     Err(contended())
 }
 
-/// SNS's `AddPermission`: the topic must exist and the label is required; then nothing.
+/// SNS's `AddPermission`: a statement of the topic's `Policy` (stored, not enforced).
 pub async fn add_permission<T: Transport>(
     ctx: &Ctx<'_, T>,
     p: Params<'_>,
@@ -231,22 +245,47 @@ pub async fn add_permission<T: Transport>(
     if label.is_empty() {
         return Err(invalid("Label"));
     }
-    if p.str_list("AWSAccountId")?.is_empty() {
+    let accounts = p.str_list("AWSAccountId")?;
+    if accounts.is_empty() {
         return Err(invalid("AWSAccountId"));
     }
-    if p.str_list("ActionName")?.is_empty() {
+    let actions = p.str_list("ActionName")?;
+    if actions.is_empty() {
         return Err(invalid("ActionName"));
     }
-    require(ctx, name).await?;
+    let arn = topic_arn(ctx.cfg, name);
+    update_topic(ctx, name, |record| {
+        let policy = current_policy(ctx.cfg, record);
+        let granted = permissions::grant(&policy, &arn, label, &accounts, &actions)?;
+        record.attributes.insert("Policy".into(), granted);
+        Ok(())
+    })
+    .await?;
     Ok(json!({}))
 }
 
+/// SNS's `RemovePermission`: the label's statement leaves the topic's `Policy`.
 pub async fn remove_permission<T: Transport>(
     ctx: &Ctx<'_, T>,
     p: Params<'_>,
 ) -> Result<Value, ApiError> {
     let name = topic_param(ctx.cfg, &p)?;
-    p.str("Label")?;
-    require(ctx, name).await?;
+    let label = p.str("Label")?;
+    update_topic(ctx, name, |record| {
+        if let Some(policy) = record.attributes.get("Policy") {
+            let revoked = permissions::revoke(policy, label);
+            record.attributes.insert("Policy".into(), revoked);
+        }
+        Ok(())
+    })
+    .await?;
     Ok(json!({}))
+}
+
+/// The topic's `Policy` as answered: what was written, else AWS's default.
+fn current_policy(cfg: &crate::config::Config, record: &TopicRecord) -> String {
+    match record.attr("Policy").filter(|p| !p.is_empty()) {
+        Some(p) => p.to_string(),
+        None => default_policy(cfg, &topic_arn(cfg, &record.name)),
+    }
 }

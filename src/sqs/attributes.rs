@@ -81,6 +81,18 @@ pub fn unknown(name: &str) -> ApiError {
     )
 }
 
+/// A FIFO queue's attribute named for a standard queue: SQS says which, where it has a
+/// sentence for it (recorded against SQS), and calls it unknown otherwise.
+fn fifo_only(name: &str) -> ApiError {
+    match name {
+        "DeduplicationScope" | "FifoThroughputLimit" => ApiError::new(
+            ErrorCode::InvalidAttributeName,
+            format!("You can specify the {name} only when FifoQueue is set to true."),
+        ),
+        _ => unknown(name),
+    }
+}
+
 fn bad_value(name: &str) -> ApiError {
     ApiError::new(
         ErrorCode::InvalidAttributeValue,
@@ -157,7 +169,7 @@ pub fn parse(
     let mut out = Changes::default();
     for &(name, value) in supplied {
         if !fifo && FIFO_ONLY.contains(&name) {
-            return Err(unknown(name));
+            return Err(fifo_only(name));
         }
         let canonical: Option<String> = match name {
             "DelaySeconds" => Some(int_in(name, value, 0, 900)?.to_string()),
@@ -197,10 +209,24 @@ pub fn parse(
             "DeduplicationScope" => Some(one_of(name, value, &["messageGroup", "queue"])?),
             "FifoThroughputLimit" => Some(one_of(name, value, &["perQueue", "perMessageGroupId"])?),
             DEDUP_WINDOW => Some(int_in(name, value, 300, MAX_DEDUP_WINDOW_SECONDS)?.to_string()),
+            "FifoQueue" if phase == Phase::Set => {
+                // The queue's kind is fixed: a FIFO queue may be told it is one (a no-op),
+                // as SQS answers it; a standard queue knows no such attribute.
+                if !fifo {
+                    return Err(unknown(name));
+                }
+                if boolean(name, value)? == "false" {
+                    return Err(ApiError::new(
+                        ErrorCode::InvalidAttributeValue,
+                        "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
+                    ));
+                }
+                continue;
+            }
             "FifoQueue" => {
-                // Only at create, and only `true`: SQS itself answers FifoQueue=false
-                // as an unknown attribute.
-                if phase == Phase::Set || boolean(name, value)? == "false" {
+                // At create only `true`: SQS itself answers FifoQueue=false as an
+                // unknown attribute.
+                if boolean(name, value)? == "false" {
                     return Err(unknown(name));
                 }
                 if !fifo {
@@ -441,13 +467,21 @@ pub fn first_difference(record: &QueueRecord, changes: &Changes) -> Option<Strin
         .map(|(name, _)| name.clone())
 }
 
-/// The names GetQueueAttributes is asked for, resolved: `All` is everything.
+/// The names GetQueueAttributes is asked for, resolved: `All` is every AWS attribute.
+/// The `queen.*` extensions are answered only when named: `All` is what AWS answers,
+/// and a tool that diffs it against AWS's (a provisioner, a test recorded there) sees
+/// nothing of ours.
 pub fn requested(names: &[&str]) -> Result<Vec<String>, ApiError> {
     let mut out: Vec<String> = Vec::new();
     for &name in names {
         if name == "All" {
             out.extend(COMPUTED.iter().map(|s| s.to_string()));
-            out.extend(READABLE.iter().map(|s| s.to_string()));
+            out.extend(
+                READABLE
+                    .iter()
+                    .filter(|s| !s.starts_with("queen."))
+                    .map(|s| s.to_string()),
+            );
         } else if COMPUTED.contains(&name) || READABLE.contains(&name) {
             out.push(name.to_string());
         } else {
@@ -614,15 +648,22 @@ mod tests {
             )),
             ErrorCode::InvalidAttributeValue
         );
+        // A FIFO queue may be told it is one; it may not be made standard.
+        assert!(
+            parse(&c, "q.fifo", true, Phase::Set, &[("FifoQueue", "true")])
+                .unwrap()
+                .set
+                .is_empty()
+        );
         assert_eq!(
             code(parse(
                 &c,
                 "q.fifo",
                 true,
                 Phase::Set,
-                &[("FifoQueue", "true")]
+                &[("FifoQueue", "false")]
             )),
-            ErrorCode::InvalidAttributeName
+            ErrorCode::InvalidAttributeValue
         );
         assert_eq!(
             code(parse(
@@ -760,8 +801,12 @@ mod tests {
             requested(&["Nope"]).unwrap_err().code,
             ErrorCode::InvalidAttributeName
         );
-        assert!(requested(&["All"])
-            .unwrap()
-            .contains(&PARTITIONS.to_string()));
+        let all = requested(&["All"]).unwrap();
+        assert!(all.contains(&"MaximumMessageSize".to_string()));
+        assert!(!all.iter().any(|n| n.starts_with("queen.")), "{all:?}");
+        assert_eq!(
+            requested(&[PARTITIONS]).unwrap(),
+            vec![PARTITIONS.to_string()]
+        );
     }
 }

@@ -84,7 +84,12 @@ pub fn answer(results: Vec<(&str, Result<Value, ApiError>)>) -> Value {
             Err(e) => bad.push(failed(id, &e)),
         }
     }
-    json!({"Successful": ok, "Failed": bad})
+    // AWS leaves an empty `Failed` out (recorded against SQS over JSON).
+    let mut out = json!({ "Successful": ok });
+    if !bad.is_empty() {
+        out["Failed"] = Value::Array(bad);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Which attributes a `ReceiveMessage` answers: `MessageAttributeNames` selects user
-//! attributes (`All`, `.*`, an exact name, or a prefix wildcard `foo.*`), and
+//! attributes (`All`, `.*`, `*`, an exact name, or a prefix wildcard `foo.*`), and
 //! `AttributeNames` / `MessageSystemAttributeNames` select system attributes (`All`
 //! or names). SQS matches attribute names case-sensitively.
 
@@ -15,14 +15,13 @@ pub fn select_message_attributes(attrs: &Attrs, names: &[&str]) -> Attrs {
 }
 
 fn matches(pattern: &str, name: &str) -> bool {
-    if pattern == "All" || pattern == ".*" {
+    if pattern == "All" || pattern == ".*" || pattern == "*" {
         return true;
     }
     match pattern.strip_suffix(".*") {
-        // `foo.*` selects `foo.bar` and every other name under the `foo.` prefix.
-        Some(prefix) => name
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('.')),
+        // `foo.*` selects every name that begins `foo` (`Hel.*` answers `Hello` and
+        // `Help.Me`, as recorded against SQS).
+        Some(prefix) => name.starts_with(prefix),
         None => pattern == name,
     }
 }
@@ -82,8 +81,13 @@ mod tests {
         assert!(select_message_attributes(&a, &[]).is_empty());
         assert_eq!(keys(&select_message_attributes(&a, &["All"])).len(), 5);
         assert_eq!(keys(&select_message_attributes(&a, &[".*"])).len(), 5);
+        assert_eq!(keys(&select_message_attributes(&a, &["*"])).len(), 5);
         assert_eq!(
             keys(&select_message_attributes(&a, &["foo.*"])),
+            vec!["foo", "foo.bar", "foo.baz", "foobar"]
+        );
+        assert_eq!(
+            keys(&select_message_attributes(&a, &["foo.b.*"])),
             vec!["foo.bar", "foo.baz"]
         );
         assert_eq!(

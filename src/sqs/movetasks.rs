@@ -38,8 +38,55 @@ const MOVE_LEASE_SECONDS: u64 = 30;
 const KEEP_FINISHED_SECONDS: u64 = 14 * 86_400;
 const MAX_RATE: i64 = 500;
 
+/// A task's record key, by the task id its handle carries (or, for a handle minted before
+/// handles carried one, by the handle itself).
 fn task_key(handle: &str) -> String {
-    format!("{TASK_PREFIX}{handle}")
+    let id = read_handle(handle).map_or_else(|| handle.to_string(), |h| h.task_id);
+    format!("{TASK_PREFIX}{id}")
+}
+
+/// What a `TaskHandle` carries: AWS's handle is the base64 of
+/// `{"taskId":"<uuid>","sourceArn":"<arn>"}`, and clients read it.
+struct HandleParts {
+    task_id: String,
+    source_arn: String,
+}
+
+fn mint_handle(task_id: &str, source_arn: &str) -> String {
+    use base64::Engine;
+    let doc = json!({ "taskId": task_id, "sourceArn": source_arn }).to_string();
+    base64::engine::general_purpose::STANDARD.encode(doc)
+}
+
+fn read_handle(handle: &str) -> Option<HandleParts> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(handle)
+        .ok()?;
+    let doc: Value = serde_json::from_slice(&bytes).ok()?;
+    let field = |k: &str| {
+        doc.get(k)?
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    Some(HandleParts {
+        task_id: field("taskId")?,
+        source_arn: field("sourceArn")?,
+    })
+}
+
+/// A task id shaped as a UUID (8-4-4-4-12 hex), as AWS's are.
+fn mint_task_id(request_id: &str) -> String {
+    let hex = crate::sqs::lanes::message_key(request_id, 0);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 fn active_key(source: &str) -> String {
@@ -125,7 +172,7 @@ pub async fn start_message_move_task<T: Transport>(
         expect = row.version;
     }
     let depth = ctx.queen.depth(&source.name).await?.unwrap_or_default();
-    let handle = crate::sqs::lanes::message_key(ctx.request_id, 0);
+    let handle = mint_handle(&mint_task_id(ctx.request_id), source_arn);
     let task = Task {
         task_handle: handle.clone(),
         status: "RUNNING".into(),
@@ -159,9 +206,18 @@ pub async fn cancel_message_move_task<T: Transport>(
     input: Input<'_>,
 ) -> Result<Value, ApiError> {
     let handle = input.str("TaskHandle")?;
+    // SQS's three answers: a handle that is not one, one naming a queue that does not
+    // exist, one naming a task that does not.
+    let Some(parts) = read_handle(handle) else {
+        return Err(invalid("TaskHandle"));
+    };
+    queue_by_arn(ctx, &parts.source_arn, "SourceArn").await?;
     for _ in 0..5 {
         let Some((mut task, version)) = load(ctx, handle).await? else {
-            return Err(not_found("TaskHandle"));
+            return Err(ApiError::new(
+                ErrorCode::ResourceNotFoundException,
+                "Task does not exist.",
+            ));
         };
         if !task.running() {
             return Err(ApiError::new(
@@ -391,7 +447,7 @@ async fn load<T: Transport>(
     ctx: &Ctx<'_, T>,
     handle: &str,
 ) -> Result<Option<(Task, i64)>, ApiError> {
-    if handle.is_empty() || handle.len() > 128 {
+    if handle.is_empty() || handle.len() > 1024 {
         return Ok(None);
     }
     Ok(ctx
@@ -446,9 +502,11 @@ fn not_found(param: &str) -> ApiError {
     )
 }
 
+/// `InvalidParameterValue`, as recorded against SQS (its model's `UnsupportedOperation`
+/// is not what it answers).
 fn already_running() -> ApiError {
     ApiError::new(
-        ErrorCode::UnsupportedOperation,
+        ErrorCode::InvalidParameterValue,
         "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
     )
 }

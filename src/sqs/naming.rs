@@ -35,6 +35,24 @@ pub fn queue_arn(cfg: &Config, name: &str) -> String {
     format!("arn:aws:sqs:{}:{}:{name}", cfg.region, cfg.account_id)
 }
 
+/// The IAM user this endpoint names as the account's one principal (AWS answers the
+/// caller's user ARN as a subscription's `SubscriptionPrincipal`; every key here acts
+/// for the account, and which key subscribed is not recorded).
+pub fn principal_arn(cfg: &Config) -> String {
+    format!("arn:aws:iam::{}:user/queen-sqs", cfg.account_id)
+}
+
+/// The `SenderId` a received message answers: one principal id for the account, shaped as
+/// AWS's IAM user ids (`AIDA` and 16 more characters). Every key this endpoint accepts acts
+/// for the one account, and which key sent a message is not recorded, so the account's
+/// principal is the sender AWS would name for it.
+pub fn sender_id(cfg: &Config) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("queen-sqs sender {}", cfg.account_id).as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02X}")).collect();
+    format!("AIDA{hex}")
+}
+
 pub fn no_such_queue() -> ApiError {
     ApiError::new(
         ErrorCode::QueueDoesNotExist,
@@ -43,8 +61,12 @@ pub fn no_such_queue() -> ApiError {
 }
 
 /// The queue name a QueueUrl addresses. Any scheme and host are accepted (the client
-/// reached us somehow); the path must be exactly `/<our account>/<valid name>`.
+/// reached us somehow); the path must be exactly `/<our account>/<valid name>`. A bare
+/// queue name is accepted too, as SQS accepts it (`QueueUrl=orders`).
 pub fn name_from_url<'a>(cfg: &Config, url: &'a str) -> Result<&'a str, ApiError> {
+    if valid_queue_name(url) {
+        return Ok(url);
+    }
     let path = match url.split_once("://") {
         Some((_, rest)) => rest.find('/').map(|i| &rest[i..]).unwrap_or(""),
         None => url,
@@ -118,7 +140,10 @@ mod tests {
             .unwrap(),
             "q.fifo"
         );
+        assert_eq!(name_from_url(&c, "q1").unwrap(), "q1");
+        assert_eq!(name_from_url(&c, "q.fifo").unwrap(), "q.fifo");
         for bad in [
+            "q 1",
             "http://h/123456789012/q1",
             "http://h/000000000000/../q1",
             "http://h/000000000000/q1/extra",
@@ -133,6 +158,20 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_sender_id_is_a_principal_id_of_the_account() {
+        let id = sender_id(&cfg());
+        assert_eq!(id.len(), 20);
+        assert!(
+            id.starts_with("AIDA")
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        );
+        assert!(!id.contains(&cfg().account_id));
+        assert_eq!(id, sender_id(&cfg()));
     }
 
     #[test]

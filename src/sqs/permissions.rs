@@ -1,6 +1,7 @@
 //! AddPermission / RemovePermission: validated as far as SQS validates them and kept
 //! beside the registry record (`qs:qp:<name>`, removed with it), never enforced. Authorization here is Queen's, over the
-//! SigV4 keypair; there is no principal model for an SQS grant to apply to.
+//! SigV4 keypair; there is no principal model for an SQS grant to apply to. The queue's
+//! `Policy` answers the grants as statements, as SQS folds them into it.
 
 use super::input::{invalid, missing, Input};
 use super::registry::{self, Permission};
@@ -48,6 +49,58 @@ where
         ErrorCode::RequestThrottled,
         "Too many concurrent changes to the queue; retry.",
     ))
+}
+
+/// The `Policy` GetQueueAttributes answers: the stored document with one statement per
+/// grant (`Sid` its label), or AWS's own document around them when none was stored; no
+/// policy when there is neither.
+pub async fn answered_policy<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    record: &registry::QueueRecord,
+) -> Result<Option<String>, ApiError> {
+    let row = ctx
+        .queen
+        .kv_get(&registry::permissions_key(&record.name))
+        .await?;
+    let grants: Grants = row
+        .and_then(|r| serde_json::from_value(r.value).ok())
+        .unwrap_or_default();
+    let stored = record.attr("Policy");
+    if grants.is_empty() {
+        return Ok(stored.map(str::to_string));
+    }
+    let arn = super::naming::queue_arn(ctx.cfg, &record.name);
+    let mut doc = stored
+        .and_then(|p| serde_json::from_str::<Value>(p).ok())
+        .filter(|d| d.get("Statement").is_some_and(Value::is_array))
+        .unwrap_or_else(|| {
+            json!({"Version": "2008-10-17", "Id": format!("{arn}/SQSDefaultPolicy"), "Statement": []})
+        });
+    if let Some(list) = doc.get_mut("Statement").and_then(Value::as_array_mut) {
+        list.extend(grants.iter().map(|(label, g)| statement(&arn, label, g)));
+    }
+    Ok(Some(doc.to_string()))
+}
+
+/// A grant as SQS writes it: one principal or action is a string, several a list.
+fn statement(queue_arn: &str, label: &str, g: &Permission) -> Value {
+    let one_or_many = |items: Vec<String>| match items.as_slice() {
+        [one] => Value::String(one.clone()),
+        _ => json!(items),
+    };
+    let principals = g
+        .accounts
+        .iter()
+        .map(|a| format!("arn:aws:iam::{a}:root"))
+        .collect();
+    let actions = g.actions.iter().map(|a| format!("SQS:{a}")).collect();
+    json!({
+        "Sid": label,
+        "Effect": "Allow",
+        "Principal": {"AWS": one_or_many(principals)},
+        "Action": one_or_many(actions),
+        "Resource": queue_arn,
+    })
 }
 
 const MAX_LABEL_CHARS: usize = 80;

@@ -382,6 +382,7 @@ pub async fn get_queue_attributes<T: Transport>(
             "ApproximateNumberOfMessagesDelayed" => Some(delayed.to_string()),
             "CreatedTimestamp" => Some(record.created.to_string()),
             "LastModifiedTimestamp" => Some(record.modified.to_string()),
+            "Policy" => super::permissions::answered_policy(ctx, record).await?,
             other => attributes::effective(record, other),
         };
         if let Some(v) = value {

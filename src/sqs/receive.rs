@@ -604,7 +604,8 @@ async fn answer_claims<T: Transport>(
                 lease_handle(ctx, q, m, &lease),
                 &e,
                 count,
-                None,
+                // The message's first receive is this one when its count is 1.
+                (count == 1).then_some(ctx.now_ms),
             ));
         }
     }
@@ -808,9 +809,10 @@ fn render<T>(
     Value::Object(out)
 }
 
-/// The system attributes asked for. `SenderId` is never answered: nothing records who
-/// sent a message. `ApproximateFirstReceiveTimestamp` is answered where a message in
-/// flight carries it (standard queues held by visibility timers).
+/// The system attributes asked for. `SenderId` is the account's principal (which key sent
+/// a message is not recorded). `ApproximateFirstReceiveTimestamp` is answered where a
+/// message in flight carries it (standard queues held by visibility timers) and on a
+/// message's first receive.
 fn system_attributes<T>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
@@ -836,6 +838,7 @@ fn system_attributes<T>(
         first_receive_ms.map(|ms| ms.to_string()),
     );
     add("SentTimestamp", sent_ms(e, m).map(|ms| ms.to_string()));
+    add("SenderId", Some(naming::sender_id(ctx.cfg)));
     if q.fifo {
         add(
             "SequenceNumber",

@@ -79,7 +79,7 @@ pub struct Stored {
 /// Defaults SQS gives a queue, as strings, by attribute name.
 pub const DEFAULTS: &[(&str, &str)] = &[
     ("DelaySeconds", "0"),
-    ("MaximumMessageSize", "262144"),
+    ("MaximumMessageSize", "1048576"),
     ("MessageRetentionPeriod", "345600"),
     ("ReceiveMessageWaitTimeSeconds", "0"),
     ("VisibilityTimeout", "30"),
@@ -104,7 +104,7 @@ impl QueueRecord {
         self.num("DelaySeconds", 0)
     }
     pub fn maximum_message_size(&self) -> u64 {
-        self.num("MaximumMessageSize", 262_144)
+        self.num("MaximumMessageSize", 1_048_576)
     }
     pub fn retention_seconds(&self) -> u64 {
         self.num("MessageRetentionPeriod", 345_600)

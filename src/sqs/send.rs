@@ -19,7 +19,7 @@
 
 use super::batch;
 use super::dedup;
-use super::input::{invalid, missing, Input};
+use super::input::{missing, Input};
 use super::lanes;
 use super::registry::{self, QueueRecord};
 use crate::http::Transport;
@@ -76,6 +76,9 @@ pub async fn send_message_batch<T: Transport>(
     let stored = registry::by_url_recent(ctx, &input).await?;
     let q = &stored.record;
     let entries = batch::entries(&input, "SendMessageBatchRequestEntry")?;
+    if q.fifo {
+        refuse_fifo_entries_without_ids(q, &entries)?;
+    }
     let max = q.maximum_message_size() as usize;
     let validated: Vec<Result<Outgoing, ApiError>> =
         entries.iter().map(|(_, e)| validate(q, e)).collect();
@@ -126,6 +129,30 @@ pub async fn send_message_batch<T: Transport>(
         })
         .collect();
     Ok(batch::answer(tagged))
+}
+
+/// A FIFO batch entry with no `MessageGroupId`, or no deduplication id on a queue without
+/// content-based deduplication, fails the whole batch (`InvalidParameterValue`), as SQS
+/// answers it; other entry errors fail their entry alone.
+fn refuse_fifo_entries_without_ids(
+    q: &QueueRecord,
+    entries: &[(&str, Input<'_>)],
+) -> Result<(), ApiError> {
+    for (_, e) in entries {
+        if e.get("MessageGroupId").is_none() {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameterValue,
+                "The request must contain the parameter MessageGroupId.",
+            ));
+        }
+        if e.get("MessageDeduplicationId").is_none() && !q.content_based_dedup() {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameterValue,
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads and checks one message's fields (a `SendMessage` input or a batch entry).
@@ -407,25 +434,17 @@ fn system_attributes(v: Option<&Value>) -> Result<Attrs, ApiError> {
     Ok(attrs)
 }
 
-/// Attribute errors are `InvalidParameterValue`, except a value with characters outside
-/// SQS's allowed set, which SQS answers `InvalidMessageContents`.
+/// Attribute errors are `InvalidParameterValue`, a value with characters outside SQS's
+/// allowed set included (as recorded against SQS; only a body's are `InvalidMessageContents`).
 fn attribute_error(msg: String) -> ApiError {
-    let code = if msg.contains("contains invalid characters") {
-        ErrorCode::InvalidMessageContents
-    } else {
-        ErrorCode::InvalidParameterValue
-    };
-    ApiError::new(code, msg)
+    ApiError::new(ErrorCode::InvalidParameterValue, msg)
 }
 
 /// `MessageGroupId` / `MessageDeduplicationId` (and a receive's
 /// `ReceiveRequestAttemptId`): 1..128 characters, alphanumerics and punctuation
 /// ``!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~`` (printable ASCII without space).
 pub(crate) fn check_id(name: &str, v: &str) -> Result<(), ApiError> {
-    if v.is_empty() {
-        return Err(invalid(name));
-    }
-    if v.len() > MAX_ID_CHARS || !v.bytes().all(|b| b.is_ascii_graphic()) {
+    if v.is_empty() || v.len() > MAX_ID_CHARS || !v.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(ApiError::new(
             ErrorCode::InvalidParameterValue,
             format!("Value {v} for parameter {name} is invalid. Reason: {name} can only include alphanumeric and punctuation characters. 1 to {MAX_ID_CHARS} in length."),

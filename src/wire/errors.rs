@@ -78,8 +78,11 @@ catalog! {
     InvalidAddress => (Sqs, "InvalidAddress", "InvalidAddress", 400, Sender),
 
     // --- AWS's common errors, answered by both services. ---
-    InvalidParameterValue => (Common, "InvalidParameterValue", "InvalidParameterValue", 400, Sender),
-    MissingParameter => (Common, "MissingParameter", "MissingParameter", 400, Sender),
+    /// SQS over JSON names it `InvalidParameterValueException` in `__type` (recorded against
+    /// AWS; botocore's `QueryErrorCode`), the query code in `x-amzn-query-error`.
+    InvalidParameterValue => (Common, "InvalidParameterValueException", "InvalidParameterValue", 400, Sender),
+    /// Likewise `MissingRequiredParameterException` in SQS's JSON `__type`.
+    MissingParameter => (Common, "MissingRequiredParameterException", "MissingParameter", 400, Sender),
     InvalidAction => (Common, "InvalidAction", "InvalidAction", 400, Sender),
     MissingAction => (Common, "MissingAction", "MissingAction", 400, Sender),
     InvalidClientTokenId => (Common, "InvalidClientTokenId", "InvalidClientTokenId", 403, Sender),
@@ -90,6 +93,9 @@ catalog! {
     AccessDenied => (Common, "AccessDenied", "AccessDenied", 403, Sender),
     InternalError => (Common, "InternalError", "InternalError", 500, Receiver),
     ServiceUnavailable => (Common, "ServiceUnavailable", "ServiceUnavailable", 503, Receiver),
+    /// A GET that names no action: what AWS's front end answers (404), with the error
+    /// document's root named after it.
+    UnknownOperation => (Common, "UnknownOperationException", "UnknownOperationException", 404, Sender),
     /// The listener's 2 MiB body cap (AWS front ends answer an oversized body 413).
     RequestEntityTooLarge => (Common, "RequestEntityTooLarge", "RequestEntityTooLarge", 413, Sender),
     /// A JSON 1.0 body that is not valid UTF-8 JSON, or not an object: what AWS JSON
@@ -184,6 +190,24 @@ impl ApiError {
             code,
             message: message.into(),
         }
+    }
+}
+
+/// Messages SQS's Query front end words differently from its JSON one, as recorded
+/// against AWS: (code, the JSON wording, the Query wording).
+const SQS_QUERY_WORDING: &[(ErrorCode, &str, &str)] = &[(
+    ErrorCode::QueueDoesNotExist,
+    "The specified queue does not exist.",
+    "The specified queue does not exist for this wsdl version.",
+)];
+
+impl ApiError {
+    /// The message as SQS's Query protocol words it (the same text unless the table says).
+    pub fn sqs_query_message(&self) -> &str {
+        SQS_QUERY_WORDING
+            .iter()
+            .find(|(code, json, _)| *code == self.code && *json == self.message)
+            .map_or(self.message.as_str(), |(_, _, query)| query)
     }
 }
 

@@ -72,6 +72,24 @@ fn invalid_action() -> ApiError {
     )
 }
 
+/// Whether a Query request to a queue's URL may name this action: SQS answers only the
+/// actions that address a queue there (their input has a `QueueUrl`).
+pub fn addresses_a_queue(service: Service, action: Action) -> bool {
+    Model::of(service).input_has(action, "QueueUrl")
+}
+
+/// SQS's answer to an action that is not one of a queue's, sent to a queue's URL. The
+/// name is echoed: it is one of the closed set, not arbitrary input.
+pub fn not_for_this_endpoint(action: Action) -> ApiError {
+    ApiError::new(
+        ErrorCode::InvalidAction,
+        format!(
+            "The action {} is not valid for this endpoint.",
+            action.name()
+        ),
+    )
+}
+
 /// Cheap: reads X-Amz-Target or the form's Action; no input decoding yet.
 ///
 /// `scope` is the SigV4 credential scope's service when the caller has parsed one; it
@@ -109,10 +127,18 @@ pub fn recognise(
         (Protocol::Query, fallback, err)
     })?;
     let Some(name) = params.get("Action").filter(|n| !n.is_empty()) else {
-        let err = ApiError::new(
-            ErrorCode::MissingAction,
-            "The request must contain the parameter Action.",
-        );
+        // A bare GET of a URL (a browser, a health probe) is AWS's unknown operation.
+        let err = if req.method.eq_ignore_ascii_case("GET") {
+            ApiError::new(
+                ErrorCode::UnknownOperation,
+                "The requested operation is not recognised.",
+            )
+        } else {
+            ApiError::new(
+                ErrorCode::MissingAction,
+                "The request must contain the parameter Action.",
+            )
+        };
         return Err((Protocol::Query, fallback, err));
     };
     let service = scope
@@ -277,9 +303,16 @@ pub fn encode_ok(rec: &Recognised, output: &Value, request_id: &str) -> Response
             if let Some((out_id, wrapper)) =
                 op.and_then(|o| o.output.map(|id| (id, o.result_wrapper)))
             {
+                let at = w.out.len();
                 w.open(wrapper);
                 w.members(out_id, output);
-                w.close(wrapper);
+                if w.out.len() == at + wrapper.len() + 2 {
+                    // Nothing inside: `<XResult/>`, as AWS writes an empty result.
+                    w.out.truncate(at);
+                    w.out.push_str(&format!("<{wrapper}/>"));
+                } else {
+                    w.close(wrapper);
+                }
             }
             w.out.push_str("<ResponseMetadata>");
             xml::element(&mut w.out, "RequestId", request_id);
@@ -317,20 +350,26 @@ pub fn encode_error(
             resp
         }
         Protocol::Query => {
+            // AWS's front end names an unknown operation by its root element.
+            let root = match code {
+                ErrorCode::UnknownOperation => "UnknownOperationException",
+                _ => "ErrorResponse",
+            };
             let mut out = String::from("<?xml version=\"1.0\"?>");
-            out.push_str(&format!(
-                "<ErrorResponse xmlns=\"{}\"><Error>",
-                namespace(service)
-            ));
+            out.push_str(&format!("<{root} xmlns=\"{}\"><Error>", namespace(service)));
             xml::element(&mut out, "Type", code.fault());
             xml::element(&mut out, "Code", code.code());
-            xml::element(&mut out, "Message", &err.message);
+            let message = match service {
+                Service::Sqs => err.sqs_query_message(),
+                Service::Sns => &err.message,
+            };
+            xml::element(&mut out, "Message", message);
             if service == Service::Sqs {
                 out.push_str("<Detail/>");
             }
             out.push_str("</Error>");
             xml::element(&mut out, "RequestId", request_id);
-            out.push_str("</ErrorResponse>");
+            out.push_str(&format!("</{root}>"));
             respond(code.status(), "text/xml", out.into_bytes(), request_id)
         }
     }

@@ -78,6 +78,12 @@ impl Model {
         self.ops.iter().find(|op| op.name == action.name())
     }
 
+    /// Whether the action's input has a member of this (JSON) name.
+    pub fn input_has(&self, action: Action, member: &str) -> bool {
+        let input = self.op(action).and_then(|op| op.input);
+        matches!(input.map(|id| self.shape(id)), Some(Shape::Structure(ms)) if ms.iter().any(|m| m.name == member))
+    }
+
     pub fn shape(&self, id: u16) -> &'static Shape {
         // Indices come from the generated table itself, so they are always in range; a
         // scalar fallback keeps a corrupt table from panicking a request.

@@ -30,13 +30,32 @@ const MAX_ENTRY_ID: usize = 80;
 
 /// SNS publishes to topics only here: an endpoint ARN or a phone number has nothing to
 /// deliver to.
-fn refuse_other_targets(p: &Params<'_>) -> Result<(), ApiError> {
-    if p.get("TargetArn").is_some() {
-        return Err(invalid_because(
-            "TargetArn",
-            "this endpoint publishes to topics only: platform endpoints are not supported, use TopicArn",
-        ));
+/// The topic a `Publish` names: its `TopicArn`, or a `TargetArn` that is a topic's ARN (as
+/// SNS accepts it). A `TargetArn` naming anything else names no endpoint this endpoint has.
+fn publish_topic<'a>(cfg: &crate::config::Config, p: &Params<'a>) -> Result<&'a str, ApiError> {
+    if p.get("TopicArn").is_some() {
+        if p.get("TargetArn").is_some() {
+            return Err(invalid_because(
+                "TopicArn",
+                "only one of TopicArn and TargetArn may be given",
+            ));
+        }
+        return topic_param(cfg, p);
     }
+    let Some(target) = p.opt_str("TargetArn")? else {
+        return Err(invalid(
+            "TopicArn or TargetArn Reason: no value for required parameter",
+        ));
+    };
+    crate::sns::arn::topic_from_arn(cfg, target).ok_or_else(|| {
+        invalid_because(
+            "TargetArn",
+            "No endpoint found for the target arn specified",
+        )
+    })
+}
+
+fn refuse_other_targets(p: &Params<'_>) -> Result<(), ApiError> {
     if p.get("PhoneNumber").is_some() {
         return Err(invalid_because(
             "PhoneNumber",
@@ -52,12 +71,7 @@ fn message_id(ctx_request_id: &str, index: usize) -> String {
 
 pub async fn publish<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
     refuse_other_targets(&p)?;
-    if p.get("TopicArn").is_none() {
-        return Err(invalid(
-            "TopicArn or TargetArn Reason: no value for required parameter",
-        ));
-    }
-    let topic = topic_param(ctx.cfg, &p)?;
+    let topic = publish_topic(ctx.cfg, &p)?;
     let (record, targets) = fanout::targets(ctx, topic).await?;
     let entry = message::prepare(&record, &p)?;
     let id = message_id(ctx.request_id, 0);
@@ -92,7 +106,7 @@ pub async fn publish_batch<T: Transport>(
     if entries.len() > MAX_BATCH {
         return Err(ApiError::new(
             ErrorCode::SnsTooManyEntriesInBatchRequest,
-            format!("The batch request contains more entries than permissible ({MAX_BATCH})"),
+            "The batch request contains more entries than permissible.",
         ));
     }
     let mut ids = BTreeSet::new();
@@ -100,15 +114,21 @@ pub async fn publish_batch<T: Transport>(
     for e in entries {
         let id = e.get("Id").and_then(Value::as_str).unwrap_or("");
         if !valid_entry_id(id) {
+            // SNS's two sentences, naming the Id (as recorded against SNS).
+            let why = if id.len() > MAX_ENTRY_ID {
+                "is too long"
+            } else {
+                "contains an impermissible character"
+            };
             return Err(ApiError::new(
                 ErrorCode::SnsInvalidBatchEntryId,
-                "The Id of a batch entry in a batch request doesn't abide by the specification",
+                format!("The Id of a batch entry in the batch request {why}: {id}"),
             ));
         }
         if !ids.insert(id) {
             return Err(ApiError::new(
                 ErrorCode::SnsBatchEntryIdsNotDistinct,
-                "Two or more batch entries in the request have the same Id",
+                "Two or more batch entries in the request have the same Id.",
             ));
         }
         total += message::raw_size(&Params(e));
@@ -116,10 +136,7 @@ pub async fn publish_batch<T: Transport>(
     if total > message::MAX_BYTES {
         return Err(ApiError::new(
             ErrorCode::SnsBatchRequestTooLong,
-            format!(
-                "The length of all the messages put together is more than the limit of {} bytes",
-                message::MAX_BYTES
-            ),
+            "The length of all the messages put together is more than the limit.",
         ));
     }
     let (record, targets) = fanout::targets(ctx, topic).await?;

@@ -189,7 +189,7 @@ fn error_documents_have_aws_layout() {
     let body = String::from_utf8(r.body).unwrap();
     assert!(body.contains(
         "<ErrorResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\"><Error><Type>Sender</Type>\
-         <Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>The specified queue does not exist.</Message>\
+         <Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>The specified queue does not exist for this wsdl version.</Message>\
          <Detail/></Error><RequestId>rid</RequestId></ErrorResponse>"
     ), "{body}");
 
@@ -202,6 +202,7 @@ fn error_documents_have_aws_layout() {
     );
     let v: Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(v["__type"], "com.amazonaws.sqs#QueueDoesNotExist");
+    assert_eq!(v["message"], "The specified queue does not exist.");
 
     let err = ApiError::new(ErrorCode::NotFound, "Topic does not exist");
     let r = encode_error(Protocol::Query, Service::Sns, &err, "rid");

@@ -233,10 +233,7 @@ fn sns_xml_uses_member_and_entry() {
         &json!({}),
         "r",
     ));
-    assert!(
-        body.contains("<TagResourceResult></TagResourceResult>"),
-        "{body}"
-    );
+    assert!(body.contains("<TagResourceResult/>"), "{body}");
 }
 
 #[test]

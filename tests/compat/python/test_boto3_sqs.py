@@ -54,7 +54,10 @@ def test_get_and_set_attributes(sqs, make_queue):
     assert got["ApproximateNumberOfMessagesNotVisible"] == "0"
     assert got["ApproximateNumberOfMessagesDelayed"] == "0"
     assert int(got["CreatedTimestamp"]) > 1_600_000_000
-    assert "queen.partitions" in got
+    assert got["MaximumMessageSize"] == "1048576"  # AWS's default
+    # `All` is AWS's set: our own attributes are answered only when named.
+    assert not [k for k in got if k.startswith("queen.")]
+    assert list(attrs(sqs, url, "queen.partitions")) == ["queen.partitions"]
 
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "7", "MaximumMessageSize": "1024"})
     got = attrs(sqs, url, "VisibilityTimeout", "MaximumMessageSize")
@@ -405,7 +408,7 @@ def test_fifo_batch_of_one_claim_is_one_gesture(sqs, make_queue):
 def test_standard_queue_in_flight_is_not_bounded_by_its_width(sqs, make_queue):
     # Messages in flight are held by visibility timers, not lanes: one lane, all three at once.
     url = make_queue(attributes={"queen.partitions": "1"})
-    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["queen.partitions"] == "1"
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["queen.partitions"])["Attributes"]["queen.partitions"] == "1"
     sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"w{i}"} for i in range(3)])
     r = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, VisibilityTimeout=30)
     assert sorted(m["Body"] for m in r["Messages"]) == ["w0", "w1", "w2"]

@@ -1,0 +1,400 @@
+//! SNS answers as AWS gave them in recordings against the real service (LocalStack's
+//! AWS-validated snapshots, issue 20): the wording of its `InvalidParameter` family and
+//! of its batch errors. Each test pins one behaviour that differed before.
+
+mod sns_common;
+mod support;
+
+use sns_common::*;
+use support::Endpoint;
+
+/// (code, message) of an error answer.
+async fn refused(ep: &Endpoint, action: &str, params: &[(&str, &str)]) -> (String, String) {
+    let (_, code, message) = sns_err(ep, action, params).await;
+    (code, message)
+}
+
+fn invalid(message: &str) -> (String, String) {
+    ("InvalidParameter".to_string(), message.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arn_that_is_no_arn_says_how_many_elements_it_has() {
+    let ep = Endpoint::start().await;
+    for (arn, n) in [
+        ("test-topic", 1),
+        ("randomstring:1", 2),
+        ("", 1),
+        ("arn:aws:sns:us-east-1:random", 5),
+    ] {
+        assert_eq!(
+            refused(&ep, "GetTopicAttributes", &[("TopicArn", arn)]).await,
+            invalid(&format!(
+                "Invalid parameter: TopicArn Reason: An ARN must have at least 6 elements, not {n}"
+            )),
+            "{arn:?}"
+        );
+    }
+    assert_eq!(
+        refused(
+            &ep,
+            "Publish",
+            &[("TopicArn", "randomstring"), ("Message", "m")]
+        )
+        .await,
+        invalid("Invalid parameter: TopicArn Reason: An ARN must have at least 6 elements, not 1")
+    );
+    assert_eq!(
+        refused(&ep, "Unsubscribe", &[("SubscriptionArn", "arn:aws:sns:us-east-1:random")]).await,
+        invalid("Invalid parameter: SubscriptionArn Reason: An ARN must have at least 6 elements, not 5")
+    );
+    assert_eq!(
+        refused(
+            &ep,
+            "Unsubscribe",
+            &[(
+                "SubscriptionArn",
+                "arn:aws:sns:us-east-1:111111111111:random"
+            )]
+        )
+        .await,
+        invalid("Invalid parameter: SubscriptionId")
+    );
+    assert_eq!(
+        refused(&ep, "Unsubscribe", &[]).await,
+        invalid("Invalid parameter: SubscriptionArn Reason: no value for required parameter")
+    );
+    // A well-formed ARN of ours that names no topic is still NotFound.
+    let (status, code, _) = sns_err(
+        &ep,
+        "GetTopicAttributes",
+        &[(
+            "TopicArn",
+            &format!("arn:aws:sns:us-east-1:{ACCOUNT}:absent"),
+        )],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (404, "NotFound"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topic_and_subscription_refusals_are_worded_as_sns_words_them() {
+    let ep = Endpoint::start().await;
+    assert_eq!(
+        refused(
+            &ep,
+            "CreateTopic",
+            &[
+                ("Name", "plain"),
+                ("Attributes.entry.1.key", "FifoTopic"),
+                ("Attributes.entry.1.value", "true")
+            ]
+        )
+        .await,
+        invalid("Invalid parameter: Topic Name")
+    );
+    let topic = create_topic(&ep, "words", &[]).await;
+    assert_eq!(
+        refused(
+            &ep,
+            "SetTopicAttributes",
+            &[
+                ("TopicArn", &topic),
+                ("AttributeName", "FifoTopic"),
+                ("AttributeValue", "false")
+            ]
+        )
+        .await,
+        invalid("Invalid parameter: AttributeName")
+    );
+    assert_eq!(
+        refused(
+            &ep,
+            "TagResource",
+            &[
+                ("ResourceArn", &topic),
+                ("Tags.member.1.Key", "k2"),
+                ("Tags.member.1.Value", "a"),
+                ("Tags.member.2.Key", "k2"),
+                ("Tags.member.2.Value", "b")
+            ]
+        )
+        .await,
+        invalid("Invalid parameter: Duplicated keys are not allowed.")
+    );
+    assert_eq!(
+        refused(
+            &ep,
+            "ConfirmSubscription",
+            &[("TopicArn", &topic), ("Token", "x")]
+        )
+        .await,
+        invalid("Invalid parameter: Token")
+    );
+    make_queue(&ep, "sub.fifo").await;
+    assert_eq!(
+        refused(
+            &ep,
+            "Subscribe",
+            &[("TopicArn", &topic), ("Protocol", "sqs"), ("Endpoint", &queue_arn("sub.fifo"))]
+        )
+        .await,
+        invalid(
+            "Invalid parameter: Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_batch_errors_are_worded_as_sns_words_them() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "batch", &[]).await;
+    let batch = |ids: &[&str]| -> Vec<(String, String)> {
+        let mut p = vec![("TopicArn".to_string(), topic.clone())];
+        for (i, id) in ids.iter().enumerate() {
+            p.push((
+                format!("PublishBatchRequestEntries.member.{}.Id", i + 1),
+                id.to_string(),
+            ));
+            p.push((
+                format!("PublishBatchRequestEntries.member.{}.Message", i + 1),
+                "m".into(),
+            ));
+        }
+        p
+    };
+    let long = "a".repeat(81);
+    let cases = [
+        (vec!["msg@123#test"], "InvalidBatchEntryId", "The Id of a batch entry in the batch request contains an impermissible character: msg@123#test".to_string()),
+        (vec![long.as_str()], "InvalidBatchEntryId", format!("The Id of a batch entry in the batch request is too long: {long}")),
+        (vec!["1", "1"], "BatchEntryIdsNotDistinct", "Two or more batch entries in the request have the same Id.".to_string()),
+        (vec!["1"; 11], "TooManyEntriesInBatchRequest", "The batch request contains more entries than permissible.".to_string()),
+    ];
+    for (ids, code, message) in cases {
+        let params = batch(&ids);
+        let refs: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        assert_eq!(
+            refused(&ep, "PublishBatch", &refs).await,
+            (code.to_string(), message),
+            "{ids:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscription_attributes_are_checked_and_reported_as_sns_does() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "subs", &[]).await;
+    let queue = make_queue(&ep, "subscriber").await;
+    let (_, code, message) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &topic),
+            ("Protocol", "sqs"),
+            ("Endpoint", &queue),
+            ("Attributes.entry.1.key", "InvalidKey"),
+            ("Attributes.entry.1.value", "x"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (code, message),
+        invalid("Invalid parameter: Attributes Reason: Invalid attribute name: InvalidKey")
+    );
+    let sub = subscribe(&ep, &topic, &queue, &[]).await;
+    let set = |name: &'static str, value: &'static str| {
+        let sub = sub.clone();
+        let ep = &ep;
+        async move {
+            refused(
+                ep,
+                "SetSubscriptionAttributes",
+                &[
+                    ("SubscriptionArn", &sub),
+                    ("AttributeName", name),
+                    ("AttributeValue", value),
+                ],
+            )
+            .await
+        }
+    };
+    assert_eq!(
+        set("FakeAttribute", "v").await,
+        invalid("Invalid parameter: AttributeName")
+    );
+    assert_eq!(
+        set("RawMessageDelivery", "test-ValUe").await,
+        invalid("Invalid parameter: RawMessageDelivery: Invalid value [test-ValUe]. Must be true or false.")
+    );
+    assert_eq!(
+        set("RedrivePolicy", r#"{"deadLetterTargetArn": "fake-arn"}"#).await,
+        invalid("Invalid parameter: RedrivePolicy: deadLetterTargetArn is an invalid arn")
+    );
+    let (_, message) = set("RedrivePolicy", "{invalidjson}").await;
+    assert!(
+        message.starts_with("Invalid parameter: RedrivePolicy: failed to parse JSON."),
+        "{message}"
+    );
+    let a = attributes(
+        &sns_ok(
+            &ep,
+            "GetSubscriptionAttributes",
+            &[("SubscriptionArn", &sub)],
+        )
+        .await,
+    );
+    assert_eq!(
+        a["SubscriptionPrincipal"],
+        format!("arn:aws:iam::{ACCOUNT}:user/queen-sqs")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_permission_grants_are_statements_of_the_topic_policy() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "granted", &[]).await;
+    let policy = |xml: String| -> serde_json::Value {
+        serde_json::from_str(&attributes(&xml)["Policy"]).unwrap()
+    };
+    let grant = |label: &'static str, action: &'static str| {
+        let topic = topic.clone();
+        move || {
+            vec![
+                ("TopicArn".to_string(), topic.clone()),
+                ("Label".to_string(), label.to_string()),
+                ("AWSAccountId.member.1".to_string(), ACCOUNT.to_string()),
+                ("ActionName.member.1".to_string(), action.to_string()),
+            ]
+        }
+    };
+    let call = |params: Vec<(String, String)>| {
+        let ep = &ep;
+        async move {
+            let refs: Vec<(&str, &str)> = params
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            sns(ep, "AddPermission", &refs).await
+        }
+    };
+    let (status, _) = call(grant("test", "Publish")()).await;
+    assert_eq!(status, 200);
+    let doc = policy(sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &topic)]).await);
+    assert_eq!(doc["Statement"][0]["Sid"], "__default_statement_ID");
+    assert_eq!(
+        doc["Statement"][1],
+        serde_json::json!({"Sid": "test", "Effect": "Allow",
+            "Principal": {"AWS": format!("arn:aws:iam::{ACCOUNT}:root")},
+            "Action": "SNS:Publish", "Resource": topic})
+    );
+    let (_, xml) = call(grant("test", "AddPermission")()).await;
+    assert!(
+        xml.contains("<Message>Invalid parameter: Statement already exists</Message>"),
+        "{xml}"
+    );
+    let (_, xml) = call(grant("other", "InvalidAction")()).await;
+    assert!(
+        xml.contains(
+            "<Message>Invalid parameter: Policy statement action out of service scope!</Message>"
+        ),
+        "{xml}"
+    );
+    sns_ok(
+        &ep,
+        "RemovePermission",
+        &[("TopicArn", &topic), ("Label", "test")],
+    )
+    .await;
+    let doc = policy(sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &topic)]).await);
+    assert_eq!(doc["Statement"].as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_arn_given_as_target_arn_publishes_to_the_topic() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "targeted", &[]).await;
+    let queue = make_queue(&ep, "target-sub").await;
+    subscribe(&ep, &topic, &queue, &[("RawMessageDelivery", "true")]).await;
+    sns_ok(
+        &ep,
+        "Publish",
+        &[("TargetArn", &topic), ("Message", "via target")],
+    )
+    .await;
+    let got = drain(&ep, "target-sub").await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body(), "via target");
+    assert_eq!(
+        refused(
+            &ep,
+            "Publish",
+            &[
+                (
+                    "TargetArn",
+                    "arn:aws:sns:us-east-1:000000000000:endpoint/APNS/app/1"
+                ),
+                ("Message", "m")
+            ]
+        )
+        .await,
+        invalid(
+            "Invalid parameter: TargetArn Reason: No endpoint found for the target arn specified"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_type_label_may_hold_any_printable_text() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "labels", &[]).await;
+    for (ty, ok) in [
+        ("String.prefixed", true),
+        ("String.  prefixed.", true),
+        ("String.", false),
+        ("Stringprefixed", false),
+    ] {
+        let (status, xml) = publish(&ep, &topic, "m", &[("attr1", ty, "prefixed-1")], &[]).await;
+        assert_eq!(status == 200, ok, "{ty:?}: {xml}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_judges_the_topic_and_the_attributes_before_the_protocol() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "order", &[]).await;
+    let (status, code, _) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &format!("{topic}aaa")),
+            ("Protocol", "email"),
+            ("Endpoint", "someone@example.com"),
+        ],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (404, "NotFound"));
+    let (_, code, message) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &topic),
+            ("Protocol", "sms"),
+            ("Endpoint", "+15551234567"),
+            ("Attributes.entry.1.key", "FilterPolicy"),
+            (
+                "Attributes.entry.1.value",
+                r#"{"attr": [{"numeric": [">="]}]}"#,
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(code, "InvalidParameter");
+    assert!(
+        message.starts_with("Invalid parameter: Attributes Reason: FilterPolicy:"),
+        "{message}"
+    );
+}
