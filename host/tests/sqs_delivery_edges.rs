@@ -674,6 +674,54 @@ async fn a_fifo_claim_left_with_only_deleted_messages_after_a_dead_letter_move_f
     assert_eq!(bodies, ["a"]);
 }
 
+/// Found by the checker's long run: a message deleted from a FIFO dead-letter queue while
+/// an earlier message of its claim was still held stays in its lane (recorded deleted in
+/// the group's record); a move task moved it back to its source, where it was delivered
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_task_does_not_bring_back_a_message_deleted_from_a_fifo_dead_letter_queue() {
+    let ep = Endpoint::start().await;
+    let dlq = make_queue(&ep, "back-dlq.fifo", &[("VisibilityTimeout", "30")], 0).await;
+    let policy = json!({"deadLetterTargetArn": arn("back-dlq.fifo"), "maxReceiveCount": 1});
+    let url = make_queue(
+        &ep,
+        "back.fifo",
+        &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy.to_string())],
+        0,
+    )
+    .await;
+    for body in ["a", "b"] {
+        ep.sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": "g", "MessageDeduplicationId": body}),
+        )
+        .await;
+    }
+    // Received once and given back at once: the next receive dead-letters both.
+    let first = receive_200(&ep, &url, json!({"VisibilityTimeout": 0})).await;
+    assert_eq!(first.len(), 2);
+    assert!(receive_200(&ep, &url, json!({})).await.is_empty());
+    // From the dead-letter queue: b deleted, a given back (a is held no more, b stays
+    // recorded as deleted behind it).
+    let dead = receive_200(&ep, &dlq, json!({"WaitTimeSeconds": 1})).await;
+    let bodies: Vec<&str> = dead.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["a", "b"]);
+    delete(&ep, &dlq, &dead[1]).await;
+    ep.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": dlq, "ReceiptHandle": dead[0]["ReceiptHandle"], "VisibilityTimeout": 0}),
+    )
+    .await;
+    ep.sqs_ok("StartMessageMoveTask", json!({"SourceArn": arn("back-dlq.fifo")}))
+        .await;
+    let back = drain_bodies(&ep, &url, 2, 4, json!({})).await;
+    assert_eq!(
+        back.keys().collect::<Vec<_>>(),
+        vec!["a"],
+        "only a comes back; b was deleted"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_claim_given_back_whole_is_visible_at_once() {
     let ep = Endpoint::start().await;

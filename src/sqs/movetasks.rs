@@ -19,13 +19,14 @@
 //! a task it cannot route. The task COMPLETES when the source has nothing claimable left or
 //! it has moved the number the source held when it started. Finished tasks are kept 14 days.
 
+use super::claims;
 use super::input::{invalid, missing, Input};
 use super::naming;
 use super::redrive::{self, Moved};
 use super::registry::{self, QueueRecord};
 use crate::http::Transport;
 use crate::model::Envelope;
-use crate::queen::{Ack, KvOp, KvOutcome, PopOptions};
+use crate::queen::{Ack, KvOp, KvOutcome, PopOptions, PoppedMessage};
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
@@ -300,6 +301,7 @@ async fn advance<T: Transport>(
         None => None,
     };
     let mut records: HashMap<String, Option<QueueRecord>> = HashMap::new();
+    let source_record = registry::load(ctx, &source).await?.map(|s| s.record);
     let mut moved = 0u64;
     let mut done = false;
     let mut failure = None;
@@ -325,6 +327,17 @@ async fn advance<T: Transport>(
                 .lease_id
                 .clone()
                 .unwrap_or_else(|| popped.lease_id.clone());
+            if let Some(q) = source_record.as_ref().filter(|q| q.fifo) {
+                if deleted_in_claim(ctx, q, m).await? {
+                    // Deleted by a consumer, still in its lane behind the claim's other
+                    // messages: completed here, never moved back.
+                    let _ = ctx
+                        .queen
+                        .ack(&claims::ack(&m.transaction_id, &m.partition_id, &lease, "completed"))
+                        .await;
+                    continue;
+                }
+            }
             let env = Envelope::from_stored(&m.data);
             let dest_name = fixed_dest
                 .clone()
@@ -378,6 +391,21 @@ async fn advance<T: Transport>(
         task.status = "COMPLETED".into();
     }
     finish(ctx, task, version, moved).await
+}
+
+/// Whether a popped FIFO message was deleted by a consumer: its group's claim record lists
+/// it (deletes of a claim's later messages are recorded there until the claim's front is
+/// deleted too, and the message stays in its lane meanwhile).
+async fn deleted_in_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    m: &PoppedMessage,
+) -> Result<bool, ApiError> {
+    let records = claims::load_groups(ctx, q, std::slice::from_ref(&m.partition_id)).await?;
+    Ok(records
+        .first()
+        .and_then(|s| s.record.as_ref())
+        .is_some_and(|r| r.deleted.contains(&m.id)))
 }
 
 /// Records a step's `moved` count and status under compare-and-set; on a lost race
