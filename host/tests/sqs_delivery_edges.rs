@@ -960,6 +960,52 @@ async fn a_fifo_receive_that_fails_part_way_gives_its_claims_back() {
     assert_eq!(bodies, ["m0", "m1", "m2"]);
 }
 
+/// Found by the checker's long run (messages dead-lettered after fewer deliveries than
+/// `maxReceiveCount`): a FIFO receive counts its claims' messages before it answers them;
+/// one that then fails must take those counts back, or the next receive finds the message
+/// past its limit and dead-letters it undelivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_fifo_receive_does_not_count_towards_dead_lettering() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let dlq = make_queue(&a, "uncounted-dlq.fifo", &[], 0).await;
+    let policy = json!({"deadLetterTargetArn": arn("uncounted-dlq.fifo"), "maxReceiveCount": 1});
+    let url = make_queue(
+        &a,
+        "uncounted.fifo",
+        &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy.to_string())],
+        0,
+    )
+    .await;
+    a.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "m", "MessageGroupId": "g", "MessageDeduplicationId": "m"}),
+    )
+    .await;
+    // Replica b counts the claim, then its read of the group's record fails.
+    let fail = Arc::new(AtomicBool::new(true));
+    let flag = fail.clone();
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let claim_record = String::from_utf8_lossy(seen.body).contains("qs:fc:");
+            (seen.path_and_query.starts_with("/api/v1/kv") && claim_record && flag.swap(false, SeqCst))
+                .then(|| (503, br#"{"error":"kv_unavailable"}"#.to_vec()))
+        }))
+        .await;
+    let (status, body) = b
+        .sqs("ReceiveMessage", json!({"QueueUrl": url.replace(&a.url, &b.url)}))
+        .await;
+    assert!(!fail.load(SeqCst), "the fault was met");
+    assert_ne!(status, 200, "{body}");
+    // Its first delivery: received, count 1, not dead-lettered.
+    let got = receive_200(&a, &url, json!({"WaitTimeSeconds": 1})).await;
+    let bodies: Vec<&str> = got.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["m"], "delivered, not dead-lettered");
+    assert_eq!(attr(&got[0], "ApproximateReceiveCount"), "1");
+    assert!(receive_200(&a, &dlq, json!({})).await.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_maximum_size_message_of_non_ascii_text_is_accepted_as_sdks_send_it() {
     let ep = Endpoint::start().await;

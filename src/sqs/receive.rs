@@ -486,7 +486,7 @@ async fn receive_fifo<T: Transport>(
     // A receive that fails after its claims were made answers nothing: it gives them back
     // at once (ack `retry` at each claim's last message, so even a claim whose deleted
     // head was acked on the way is released), rather than hiding their groups for the
-    // visibility timeout. Their receive counts stay raised by this one attempt.
+    // visibility timeout. Their receive counts are taken back (`answer_claims`).
     let give_back: Vec<Ack> = popped
         .iter()
         .filter_map(|p| {
@@ -527,7 +527,26 @@ async fn answer_claims<T: Transport>(
         m.delivery_attempt = None;
     }
     receive_counts::fill(ctx, q, &mut all).await?;
+    let counted = |p: &Popped| p.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+    let all_ids: Vec<String> = popped.iter().flat_map(counted).collect();
+    let mut unanswered: Vec<String> = Vec::new();
+    let answer = answer_counted(ctx, v, &popped, release, &mut unanswered).await;
+    match &answer {
+        Ok(_) => receive_counts::uncount(ctx, q, &unanswered).await,
+        Err(_) => receive_counts::uncount(ctx, q, &all_ids).await,
+    }
+    answer
+}
 
+/// The counted claims answered; the ids of claims skipped on the way go to `unanswered`.
+async fn answer_counted<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    v: &View<'_>,
+    popped: &[Popped],
+    release: bool,
+    unanswered: &mut Vec<String>,
+) -> Result<Value, ApiError> {
+    let q = v.q;
     let partitions: Vec<String> = popped
         .iter()
         .filter_map(|p| p.messages.first().map(|m| m.partition_id.clone()))
@@ -558,6 +577,7 @@ async fn answer_claims<T: Transport>(
                 .await?;
             if !r.success {
                 // The claim is not ours any more (its lease ran out meanwhile).
+                unanswered.extend(p.messages.iter().map(|m| m.id.clone()));
                 continue;
             }
             acked.extend(p.messages[..opening.lead].iter().map(|m| m.id.clone()));
@@ -580,7 +600,10 @@ async fn answer_claims<T: Transport>(
             }
             // Moved by nobody (the move failed: the claim stays leased and comes back), or
             // the lease is someone else's: none of it is answered.
-            Head::Held | Head::LeaseLost => continue,
+            Head::Held | Head::LeaseLost => {
+                unanswered.extend(p.messages[from..].iter().map(|m| m.id.clone()));
+                continue;
+            }
         }
         let rest = &p.messages[from..];
         let claim = claims::Claim {

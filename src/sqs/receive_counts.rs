@@ -10,7 +10,10 @@
 //! receive that asks, or a redrive policy set later, must see the deliveries before it. A
 //! count call that fails (the engine throttled it) fails the receive: its claims are given
 //! back and the client retries, so a message is never delivered uncounted (which would let
-//! it pass `maxReceiveCount` and never be dead-lettered).
+//! it pass `maxReceiveCount` and never be dead-lettered). Counted and then not delivered
+//! (the receive failed after counting, or a claim's lease was lost on the way), a message
+//! is uncounted again (`uncount`, best effort): otherwise slow or failed receives would
+//! dead-letter messages nobody received `maxReceiveCount` times.
 
 use super::registry::QueueRecord;
 use crate::http::Transport;
@@ -47,4 +50,18 @@ pub async fn fill<T: Transport>(
         }
     }
     Ok(())
+}
+
+/// Takes back the counts of messages counted by [`fill`] and then not delivered. Best
+/// effort: should it fail, those messages keep one count too many.
+pub async fn uncount<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, message_ids: &[String]) {
+    if message_ids.is_empty() {
+        return;
+    }
+    let ttl = q.retention_seconds().max(60);
+    let ops = message_ids
+        .iter()
+        .map(|id| KvOp::incr(key(&q.name, id), -1, None, ttl))
+        .collect();
+    let _one_too_many_if_it_failed = ctx.queen.kv_results(ops).await;
 }
