@@ -4,7 +4,8 @@
 //!
 //! Two lanes. By default the broker is the embedded one on a fresh SQLite database,
 //! reached in process. With `QUEEN_SQS_TEST_ENGINE_BIN` set (the released Queen engine's
-//! binary; `QUEEN_SQS_TEST_PG_PORT` the throwaway PostgreSQL it runs on, default 15432),
+//! binary; `QUEEN_SQS_TEST_PG_PORT` the throwaway PostgreSQL it runs on, required: no
+//! default port, which any other PostgreSQL could answer),
 //! every [`TestBroker`] is its own engine process over its own fresh database, reached
 //! over loopback TCP, killed (and its database dropped) when the broker is dropped —
 //! panicking tests included. `scripts/test.sh` runs both lanes.
@@ -346,7 +347,7 @@ fn pg_port() -> u16 {
         .ok()
         .filter(|v| !v.is_empty())
         .map(|v| v.parse().expect("QUEEN_SQS_TEST_PG_PORT is a port"))
-        .unwrap_or(15432)
+        .expect("QUEEN_SQS_TEST_PG_PORT must name the lane's PostgreSQL port (scripts/test.sh sets it)")
 }
 
 /// One SQL statement against the lane's PostgreSQL, as the superuser.
