@@ -453,7 +453,8 @@ describe("FIFO", () => {
     const err = await rejects(() => sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: "x" })));
     assert.ok(["MissingParameter", "InvalidParameterValue"].includes(err.name), err.name);
     const fixed = await rejects(() => sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { FifoQueue: "false" } })));
-    assert.equal(fixed.name, "InvalidAttributeName");
+    // AWS's recorded answer: changing a queue's type is an invalid value.
+    assert.equal(fixed.name, "InvalidAttributeValue");
   });
 });
 
