@@ -430,8 +430,11 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
     let url_b = url.replace(&a.url, &b.url);
     let started = Instant::now();
     let stalled = tokio::spawn(async move {
-        b.sqs("ReceiveMessage", json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10}))
-            .await
+        b.sqs(
+            "ReceiveMessage",
+            json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10}),
+        )
+        .await
     });
     // b popped it: a sees nothing while b's pop lease runs.
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -442,9 +445,21 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
     // After b's lease ran out, before its transaction lands: a takes the message.
     tokio::time::sleep(Duration::from_millis(31_000).saturating_sub(started.elapsed())).await;
     // a holds it for 12 s: still in flight when b's transaction lands.
-    let first = receive_200(&a, &url, json!({"WaitTimeSeconds": 1, "VisibilityTimeout": 12})).await;
-    assert_eq!(first.len(), 1, "the message is receivable once b's pop lease ran out");
-    assert!(started.elapsed() < Duration::from_secs(36), "before b's transaction landed");
+    let first = receive_200(
+        &a,
+        &url,
+        json!({"WaitTimeSeconds": 1, "VisibilityTimeout": 12}),
+    )
+    .await;
+    assert_eq!(
+        first.len(),
+        1,
+        "the message is receivable once b's pop lease ran out"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(36),
+        "before b's transaction landed"
+    );
     let (status, v) = stalled.await.unwrap();
     assert!(!stall.load(SeqCst), "b's transaction was held");
     assert!(
@@ -457,7 +472,9 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
     );
     // a never deletes: its visibility ends and the message comes back.
     let back = drain_bodies(&a, &url, 1, 15, json!({})).await;
-    let m = back.get("held twice").expect("the message came back after a's visibility");
+    let m = back
+        .get("held twice")
+        .expect("the message came back after a's visibility");
     assert_eq!(attr(m, "ApproximateReceiveCount"), "2");
 }
 
@@ -636,7 +653,10 @@ async fn a_fifo_claim_left_with_only_deleted_messages_after_a_dead_letter_move_f
     let url = make_queue(
         &ep,
         "tail.fifo",
-        &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy.to_string())],
+        &[
+            ("VisibilityTimeout", "30"),
+            ("RedrivePolicy", &policy.to_string()),
+        ],
         0,
     )
     .await;
@@ -901,7 +921,10 @@ async fn a_receive_committing_during_a_purge_brings_nothing_back() {
     let started = Instant::now();
     let receive = tokio::spawn(async move {
         let (status, v) = b
-            .sqs("ReceiveMessage", json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10}))
+            .sqs(
+                "ReceiveMessage",
+                json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10}),
+            )
             .await;
         (status, v)
     });
@@ -914,7 +937,10 @@ async fn a_receive_committing_during_a_purge_brings_nothing_back() {
         1,
         "the receive took the message before the purge deleted the queue"
     );
-    assert!(started.elapsed() < Duration::from_secs(6), "before its timer was due");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "before its timer was due"
+    );
     // Its visibility (5 s) ends; nothing comes back.
     let back = drain_bodies(&a, &url, 1, 8, json!({"WaitTimeSeconds": 1})).await;
     assert!(back.is_empty(), "purged messages came back: {back:?}");

@@ -544,6 +544,10 @@ async fn the_query_protocol_over_get_on_a_queue_url() {
     let (status, xml) = get(&ep, "/000000000000/one").await;
     assert_eq!(status, 404, "{xml}");
     assert!(xml.contains("<UnknownOperationException"), "{xml}");
+    // GetQueueUrl is answered on a queue's URL, for that queue or another.
+    let (status, xml) = get(&ep, "/000000000000/one?Action=GetQueueUrl&QueueName=two").await;
+    assert_eq!(status, 200, "{xml}");
+    assert!(xml.contains("/000000000000/two</QueueUrl>"), "{xml}");
     // The root still answers every action.
     let (status, xml) = get(&ep, "/?Action=ListQueues").await;
     assert_eq!(status, 200, "{xml}");
@@ -598,4 +602,27 @@ async fn add_permission_grants_are_statements_of_the_queue_policy() {
         queue_policy(&ep, &url).await.is_none(),
         "no grants, no policy"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_reuse_period_is_answered_only_beside_a_key() {
+    let ep = Endpoint::start().await;
+    let url = ep.create_queue("kms", json!({})).await;
+    let set = |attrs: Value| json!({"QueueUrl": url, "Attributes": attrs});
+    ep.sqs_ok(
+        "SetQueueAttributes",
+        set(json!({"KmsMasterKeyId": "testKeyId", "KmsDataKeyReusePeriodSeconds": "6000"})),
+    )
+    .await;
+    let all = queue_attributes(&ep, &url, &["All"]).await;
+    assert_eq!(all["KmsDataKeyReusePeriodSeconds"], "6000");
+    assert_eq!(all["SqsManagedSseEnabled"], "false");
+    ep.sqs_ok(
+        "SetQueueAttributes",
+        set(json!({"KmsMasterKeyId": "", "KmsDataKeyReusePeriodSeconds": "300"})),
+    )
+    .await;
+    let all = queue_attributes(&ep, &url, &["All"]).await;
+    assert!(all.get("KmsMasterKeyId").is_none(), "{all:?}");
+    assert!(all.get("KmsDataKeyReusePeriodSeconds").is_none(), "{all:?}");
 }

@@ -299,12 +299,18 @@ async fn a_queue_created_through_another_replica_is_found_at_once() {
     .await;
     let url_b = format!("{}/000000000000/born-late", b.url);
     let (_, code) = b
-        .sqs_err("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "early"}))
+        .sqs_err(
+            "SendMessage",
+            json!({"QueueUrl": url_b, "MessageBody": "early"}),
+        )
         .await;
     assert!(code.contains("QueueDoesNotExist"), "{code}");
     a.create_queue("born-late", json!({})).await;
     let v = b
-        .sqs_ok("SendMessage", json!({"QueueUrl": url_b, "MessageBody": "on time"}))
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url_b, "MessageBody": "on time"}),
+        )
         .await;
     assert!(v["MessageId"].is_string(), "{v}");
 }

@@ -87,14 +87,17 @@ pub fn canonical_uri(raw_path: &str) -> String {
 }
 
 /// The query's `(name, value)` pairs, decoded, in the order sent. Empty segments
-/// (`a=1&&b=2`, a trailing `&`) carry nothing and are dropped.
+/// (`a=1&&b=2`, a trailing `&`) carry nothing and are dropped. A raw `+` is a space, as
+/// in the form the query is (and as AWS reads it: a client that signs `%20` and sends
+/// `+`, as Python's `requests` does, is accepted there); a plus sign travels as `%2B`.
 pub fn query_pairs(raw_query: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let decode = |s: &str| percent_decode(&s.replace('+', " "));
     raw_query
         .split('&')
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (percent_decode(k), percent_decode(v))
+            (decode(k), decode(v))
         })
         .collect()
 }
@@ -208,7 +211,8 @@ mod tests {
             "k=a%2Fb&k2=a%2Fb&s=a%20b"
         );
         assert_eq!(canonical_query("p=%zz&q=100%", None), "p=%25zz&q=100%25");
-        assert_eq!(canonical_query("p=a+b", None), "p=a%2Bb");
+        // A raw `+` is a space (AWS reads it so); a plus sign is `%2B`.
+        assert_eq!(canonical_query("p=a+b", None), "p=a%20b");
         assert_eq!(
             canonical_query("X-Amz-Signature=abc&z=1&&", Some("X-Amz-Signature")),
             "z=1"
@@ -231,6 +235,14 @@ mod tests {
             "host:example.com\nx-a:one two three,four\n"
         );
         assert_eq!(canonical_headers(&req, &["x-missing".to_string()]), None);
+    }
+
+    #[test]
+    fn a_raw_plus_in_the_query_is_a_space() {
+        assert_eq!(
+            canonical_query("Message=a+b%2Bc&Action=Publish", None),
+            "Action=Publish&Message=a%20b%2Bc"
+        );
     }
 
     #[test]

@@ -449,7 +449,10 @@ mod tests {
             // The standard form keeps its padding: without it, or without its last
             // character, it is no handle.
             if t.ends_with('=') {
-                assert_eq!(open(t.trim_end_matches('='), SECRET), Err(HandleError::Malformed));
+                assert_eq!(
+                    open(t.trim_end_matches('='), SECRET),
+                    Err(HandleError::Malformed)
+                );
             }
             assert!(open(&t[..t.len() - 1], SECRET).is_err());
         }

@@ -383,6 +383,12 @@ pub async fn get_queue_attributes<T: Transport>(
             "CreatedTimestamp" => Some(record.created.to_string()),
             "LastModifiedTimestamp" => Some(record.modified.to_string()),
             "Policy" => super::permissions::answered_policy(ctx, record).await?,
+            // Answered only beside a key, as SQS answers it (a reuse period set while
+            // the key is cleared is kept for the next key).
+            "KmsDataKeyReusePeriodSeconds" => record
+                .attr("KmsMasterKeyId")
+                .and(record.attr(name))
+                .map(str::to_string),
             other => attributes::effective(record, other),
         };
         if let Some(v) = value {

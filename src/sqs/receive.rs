@@ -242,7 +242,11 @@ async fn answer_popped<T: Transport>(
         return Ok(Answer::Messages(out));
     }
     let only_dead = plan.fates.iter().all(|(_, _, f)| matches!(f, Fate::Drop));
-    Ok(if only_dead { Answer::OnlyDead } else { Answer::Nothing })
+    Ok(if only_dead {
+        Answer::OnlyDead
+    } else {
+        Answer::Nothing
+    })
 }
 
 /// What a standard receive does with what it popped, decided before its one transaction.

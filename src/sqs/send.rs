@@ -274,13 +274,8 @@ async fn deliver<T: Transport>(
             } else {
                 m.envelope.to_json()
             };
-            let mut item = lanes::push_item(
-                q,
-                payload,
-                m.group.as_deref(),
-                m.dedup.as_deref(),
-                &key,
-            );
+            let mut item =
+                lanes::push_item(q, payload, m.group.as_deref(), m.dedup.as_deref(), &key);
             if m.solo {
                 item.partition = visibility::solo_lane(&key);
             } else if !q.fifo {

@@ -185,7 +185,17 @@ async fn release_in_claim<T: Transport>(
     if !held {
         return Err(not_inflight());
     }
-    match claims::record(ctx, q, &h.partition_id, &h.lease_id, current, &ids, claims::Mark::Released).await? {
+    match claims::record(
+        ctx,
+        q,
+        &h.partition_id,
+        &h.lease_id,
+        current,
+        &ids,
+        claims::Mark::Released,
+    )
+    .await?
+    {
         Recorded::Stale => Err(not_inflight()),
         Recorded::Pending { release } | Recorded::Ack { release, .. } => match release {
             Some(_) => change(ctx, h, 0).await,
@@ -229,7 +239,12 @@ pub async fn delete_message_batch<T: Transport>(
             }
             Hold::Lease => {
                 let acks: Vec<Ack> = handles.iter().map(|h| ack(h, "completed")).collect();
-                ctx.queen.ack_batch(&acks).await?.iter().map(deleted).collect()
+                ctx.queen
+                    .ack_batch(&acks)
+                    .await?
+                    .iter()
+                    .map(deleted)
+                    .collect()
             }
         };
         for (slot, v) in slots.into_iter().zip(verdicts) {

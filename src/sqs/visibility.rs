@@ -36,8 +36,8 @@ use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::model::{Envelope, ReceiptHandle};
 use crate::queen::{
-    Ack, KvOp, PopOptions, PoppedMessage, PushItem, QueenError, RollbackReason, TimerCancel, TimerOp,
-    TimerSchedule, TimerVerdict, Transaction, TxnOutcome,
+    Ack, KvOp, PopOptions, PoppedMessage, PushItem, QueenError, RollbackReason, TimerCancel,
+    TimerOp, TimerSchedule, TimerVerdict, Transaction, TxnOutcome,
 };
 use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
@@ -373,7 +373,6 @@ async fn retry<T: Transport>(
         let _lease_runs_out_otherwise = ctx.queen.ack_batch(&acks).await;
     }
 }
-
 
 fn schedule(
     q: &QueueRecord,

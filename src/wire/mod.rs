@@ -72,10 +72,11 @@ fn invalid_action() -> ApiError {
     )
 }
 
-/// Whether a Query request to a queue's URL may name this action: SQS answers only the
-/// actions that address a queue there (their input has a `QueueUrl`).
+/// Whether a Query request to a queue's URL may name this action: SQS answers the
+/// actions that address a queue there (their input has a `QueueUrl`) and `GetQueueUrl`
+/// (of that queue or another), as recorded against it; `CreateQueue` or `ListQueues` not.
 pub fn addresses_a_queue(service: Service, action: Action) -> bool {
-    Model::of(service).input_has(action, "QueueUrl")
+    action == Action::GetQueueUrl || Model::of(service).input_has(action, "QueueUrl")
 }
 
 /// SQS's answer to an action that is not one of a queue's, sent to a queue's URL. The

@@ -237,3 +237,31 @@ def test_query_lowercase_action_is_invalid_action(sqs):
     assert resp.status == 400
     assert xml_of(resp).findtext("Error/Code") == "InvalidAction"
     assert_alive(sqs)
+
+
+def test_query_parameters_in_the_url_may_carry_plus_for_space(sqs):
+    # botocore signs the parameters (a space as %20); Python's `requests` sends them with
+    # `+` for a space. AWS answers such a request (recorded against SNS), so a raw `+` in
+    # the query is a space to the signature too.
+    from urllib.parse import urlencode
+
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    from conftest import ACCESS_KEY, REGION, SECRET_KEY, post
+
+    name = uname("plus")
+    params = {"Action": "CreateQueue", "Version": VERSION, "QueueName": name, "Attribute.1.Name": "Policy",
+              "Attribute.1.Value": '{"Version": "2012-10-17", "Statement": []}'}
+    req = AWSRequest(method="POST", url=ENDPOINT + "/", params=params, data=b"")
+    SigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY), "sqs", REGION).add_auth(req)
+    url = ENDPOINT + "/?" + urlencode(params)  # spaces as `+`
+    assert "+" in url
+    resp = post(url, b"", dict(req.headers))
+    assert resp.status == 200, resp.data
+    queue_url = xml_of(resp).findtext("CreateQueueResult/QueueUrl")
+    try:
+        got = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["Policy"])["Attributes"]
+        assert json.loads(got["Policy"]) == {"Version": "2012-10-17", "Statement": []}
+    finally:
+        sqs.delete_queue(QueueUrl=queue_url)
