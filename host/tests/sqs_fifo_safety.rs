@@ -164,12 +164,14 @@ async fn a_stale_handle_cannot_delete_a_redelivered_message() {
     }
     let first = receive(&ep, &url, 10, Some(1)).await;
     assert_eq!(bodies(&first), ["m1", "m2", "m3"]);
-    tokio::time::sleep(Duration::from_millis(1600)).await;
+    // Past the 1 s claim, with room for a loaded machine.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     let second = receive(&ep, &url, 10, Some(1)).await;
     assert_eq!(bodies(&second), ["m1", "m2", "m3"]);
     // The first consumer, late, deletes m2 with its stale handle: success, nothing deleted.
     delete(&ep, &url, &first[1]).await;
-    tokio::time::sleep(Duration::from_millis(1600)).await;
+    // Past the 1 s claim, with room for a loaded machine.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     let third = receive(&ep, &url, 10, None).await;
     assert_eq!(
         bodies(&third),
