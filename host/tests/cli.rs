@@ -156,7 +156,10 @@ fn the_development_key_pair_is_refused_beyond_loopback() {
     // With a key pair of its own it starts (killed once it says it listens).
     let mut child = host()
         .env_remove("QUEEN_SQS_AUTH")
-        .env("QUEEN_SQS_CREDENTIALS", "AKIDEXAMPLE:wJalrXUtnFEMIK7MDENGbPxRfiCY:")
+        .env(
+            "QUEEN_SQS_CREDENTIALS",
+            "AKIDEXAMPLE:wJalrXUtnFEMIK7MDENGbPxRfiCY:",
+        )
         .args(["serve", "--listen", "0.0.0.0:0"])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -170,5 +173,8 @@ fn the_development_key_pair_is_refused_beyond_loopback() {
         .any(|l| l.contains("SQS/SNS endpoint on"));
     let _ = child.kill();
     let _ = child.wait();
-    assert!(listening, "with its own key pair the host listens on 0.0.0.0");
+    assert!(
+        listening,
+        "with its own key pair the host listens on 0.0.0.0"
+    );
 }

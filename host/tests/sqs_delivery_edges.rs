@@ -465,7 +465,10 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
     let outcome = stalled.await;
     assert!(!stall.load(SeqCst), "b's transaction was held");
     if let Ok((status, v)) = outcome {
-        assert!(status == 200 || status == 503, "b answers its receive: {status} {v}");
+        assert!(
+            status == 200 || status == 503,
+            "b answers its receive: {status} {v}"
+        );
         assert!(
             v["Messages"].as_array().is_none_or(Vec::is_empty),
             "b lost its lease: it answers nothing ({v})"
@@ -707,7 +710,10 @@ async fn a_move_task_does_not_bring_back_a_message_deleted_from_a_fifo_dead_lett
     let url = make_queue(
         &ep,
         "back.fifo",
-        &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy.to_string())],
+        &[
+            ("VisibilityTimeout", "30"),
+            ("RedrivePolicy", &policy.to_string()),
+        ],
         0,
     )
     .await;
@@ -733,8 +739,11 @@ async fn a_move_task_does_not_bring_back_a_message_deleted_from_a_fifo_dead_lett
         json!({"QueueUrl": dlq, "ReceiptHandle": dead[0]["ReceiptHandle"], "VisibilityTimeout": 0}),
     )
     .await;
-    ep.sqs_ok("StartMessageMoveTask", json!({"SourceArn": arn("back-dlq.fifo")}))
-        .await;
+    ep.sqs_ok(
+        "StartMessageMoveTask",
+        json!({"SourceArn": arn("back-dlq.fifo")}),
+    )
+    .await;
     let back = drain_bodies(&ep, &url, 2, 4, json!({})).await;
     assert_eq!(
         back.keys().collect::<Vec<_>>(),
@@ -1001,7 +1010,10 @@ async fn a_failed_fifo_receive_does_not_count_towards_dead_lettering() {
     let url = make_queue(
         &a,
         "uncounted.fifo",
-        &[("VisibilityTimeout", "30"), ("RedrivePolicy", &policy.to_string())],
+        &[
+            ("VisibilityTimeout", "30"),
+            ("RedrivePolicy", &policy.to_string()),
+        ],
         0,
     )
     .await;
@@ -1016,12 +1028,17 @@ async fn a_failed_fifo_receive_does_not_count_towards_dead_lettering() {
     let b = a
         .replica_behind(Arc::new(move |seen: &support::Seen| {
             let claim_record = String::from_utf8_lossy(seen.body).contains("qs:fc:");
-            (seen.path_and_query.starts_with("/api/v1/kv") && claim_record && flag.swap(false, SeqCst))
-                .then(|| (503, br#"{"error":"kv_unavailable"}"#.to_vec()))
+            (seen.path_and_query.starts_with("/api/v1/kv")
+                && claim_record
+                && flag.swap(false, SeqCst))
+            .then(|| (503, br#"{"error":"kv_unavailable"}"#.to_vec()))
         }))
         .await;
     let (status, body) = b
-        .sqs("ReceiveMessage", json!({"QueueUrl": url.replace(&a.url, &b.url)}))
+        .sqs(
+            "ReceiveMessage",
+            json!({"QueueUrl": url.replace(&a.url, &b.url)}),
+        )
         .await;
     assert!(!fail.load(SeqCst), "the fault was met");
     assert_ne!(status, 200, "{body}");

@@ -333,7 +333,12 @@ async fn advance<T: Transport>(
                     // messages: completed here, never moved back.
                     let _ = ctx
                         .queen
-                        .ack(&claims::ack(&m.transaction_id, &m.partition_id, &lease, "completed"))
+                        .ack(&claims::ack(
+                            &m.transaction_id,
+                            &m.partition_id,
+                            &lease,
+                            "completed",
+                        ))
                         .await;
                     continue;
                 }

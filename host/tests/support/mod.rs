@@ -347,7 +347,9 @@ fn pg_port() -> u16 {
         .ok()
         .filter(|v| !v.is_empty())
         .map(|v| v.parse().expect("QUEEN_SQS_TEST_PG_PORT is a port"))
-        .expect("QUEEN_SQS_TEST_PG_PORT must name the lane's PostgreSQL port (scripts/test.sh sets it)")
+        .expect(
+            "QUEEN_SQS_TEST_PG_PORT must name the lane's PostgreSQL port (scripts/test.sh sets it)",
+        )
 }
 
 /// One SQL statement against the lane's PostgreSQL, as the superuser.

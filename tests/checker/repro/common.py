@@ -1,5 +1,7 @@
 import sys, boto3, botocore.config as bc
-EP = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:9324"
+if len(sys.argv) < 2:
+    sys.exit("usage: repro_*.py ENDPOINT_URL (the endpoint you started; no default port)")
+EP = sys.argv[1]
 sqs = boto3.client("sqs", endpoint_url=EP, region_name="us-east-1", aws_access_key_id="test",
                    aws_secret_access_key="test", config=bc.Config(retries={"total_max_attempts": 1}))
 def call(f, **kw):
