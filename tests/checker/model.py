@@ -861,9 +861,18 @@ class Checker:
         is a duplicate, or, when the original never landed, delivered there. None when a
         PurgeQueue of unknown outcome makes the claim uncertain."""
         first = firsts.get((s.qkey, s.epoch, s.dedup))
-        if first is None or first is s:
+        if first is None or first is s or first.group == s.group:
             return s.group
         if self.unknown_purge(s.qkey, first.call.ts, s.call.te):
+            return None
+        # A purge that answered while either send ran may have started the ids afresh
+        # between them (the epoch only tells purges that answered before a send began).
+        if any(p.outcome != "err" and p.ts < s.call.te and p.te > first.call.ts
+               for p in self.h.purges.get(s.qkey, [])):
+            return None
+        # An original whose answer was lost may never have claimed its id: the later send
+        # then claimed it for its own group.
+        if first.outcome != "ok":
             return None
         return first.group
 

@@ -7,7 +7,7 @@ use super::ack::{ack, extend, AckItem, AckStatus};
 use super::messages::{append, Mode, PushItem};
 use super::pop::{pop, PopOut, PopReq, Seed};
 use super::queues::{configure, delete_queue, find_queue, Configure, QUEUE_MODE};
-use super::{ready, retention, schema};
+use super::{retention, schema};
 use crate::broker::time::secs_us;
 use rusqlite::{params, Connection};
 use serde_json::{json, Map};
