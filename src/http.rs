@@ -108,4 +108,10 @@ pub trait Transport {
         let _ = ms;
         std::future::ready(())
     }
+
+    /// A monotonic clock in milliseconds, for work a request bounds by time (a move
+    /// task's step). `None`: no clock, and such work is bounded by count alone.
+    fn clock_ms(&self) -> Option<u64> {
+        None
+    }
 }

@@ -428,7 +428,6 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
         }))
         .await;
     let url_b = url.replace(&a.url, &b.url);
-    let started = Instant::now();
     let stalled = tokio::spawn(async move {
         b.sqs(
             "ReceiveMessage",
@@ -436,8 +435,14 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
         )
         .await
     });
-    // b popped it: a sees nothing while b's pop lease runs.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // b popped it (its transaction is being held): a sees nothing while b's pop lease runs.
+    let popped_by = Instant::now() + Duration::from_secs(20);
+    while stall.load(SeqCst) && Instant::now() < popped_by {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!stall.load(SeqCst), "b's receive reached its transaction");
+    // From here: b's pop lease ends within 30 s, its transaction lands after 36 s.
+    let started = Instant::now();
     assert!(
         receive_200(&a, &url, json!({})).await.is_empty(),
         "held by b's pop"
@@ -463,7 +468,6 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
     // b's receive outlives the host's request deadline on a loaded machine, which may cut
     // its connection: then its client got nothing either.
     let outcome = stalled.await;
-    assert!(!stall.load(SeqCst), "b's transaction was held");
     if let Ok((status, v)) = outcome {
         assert!(
             status == 200 || status == 503,
@@ -1217,4 +1221,145 @@ async fn concurrent_deletes_of_a_fifo_claim_always_free_its_group() {
     }
     let want: Vec<String> = (0..total).map(|i| format!("m{i:02}")).collect();
     assert_eq!(seen, want, "every message once, in order");
+}
+
+/// Found by the checker's long run: `StartMessageMoveTask` moved up to 100 messages before
+/// it answered, one broker round trip after another; over a slow broker the client gave
+/// up first (no answer in 45 s). A step now also ends after about two seconds, and the
+/// task goes on in later `ListMessageMoveTasks` calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_move_task_start_answers_promptly_over_a_slow_broker() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let dlq = make_queue(&a, "slow-dlq", &[], 1).await;
+    let policy = json!({"deadLetterTargetArn": arn("slow-dlq"), "maxReceiveCount": 3});
+    let src = make_queue(&a, "slow-src", &[("RedrivePolicy", &policy.to_string())], 1).await;
+    for chunk in 0..6 {
+        let entries: Vec<Value> = (0..10)
+            .map(|i| json!({"Id": format!("e{i}"), "MessageBody": format!("m{}", chunk * 10 + i)}))
+            .collect();
+        let v = a
+            .sqs_ok(
+                "SendMessageBatch",
+                json!({"QueueUrl": dlq, "Entries": entries}),
+            )
+            .await;
+        assert_eq!(v["Successful"].as_array().map(Vec::len), Some(10), "{v}");
+    }
+    // Replica b waits 250 ms before each of its broker calls.
+    let b = a
+        .replica_behind(Arc::new(|_: &support::Seen| {
+            std::thread::sleep(Duration::from_millis(250));
+            None
+        }))
+        .await;
+    let started = Instant::now();
+    let (status, v) = b
+        .sqs(
+            "StartMessageMoveTask",
+            json!({"SourceArn": arn("slow-dlq"), "DestinationArn": arn("slow-src")}),
+        )
+        .await;
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{v}");
+    assert!(
+        took < Duration::from_secs(12),
+        "StartMessageMoveTask answered after {took:?}"
+    );
+    // The task goes on in later listings (through the fast replica), to the end.
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let v = a
+            .sqs_ok(
+                "ListMessageMoveTasks",
+                json!({"SourceArn": arn("slow-dlq")}),
+            )
+            .await;
+        let task = &v["Results"][0];
+        if task["Status"] == "COMPLETED" {
+            assert_eq!(task["ApproximateNumberOfMessagesMoved"], 60, "{v}");
+            break;
+        }
+        assert_eq!(task["Status"], "RUNNING", "{v}");
+        assert!(Instant::now() < until, "the task did not complete: {v}");
+    }
+    let back = drain_bodies(&a, &src, 60, 30, json!({})).await;
+    assert_eq!(back.len(), 60, "every message is back in its source");
+}
+
+/// Found by the checker (seed 202): a message too large for a visibility timer lives in a
+/// lane of its own and its receives are counted in the key/value store; a receive of it
+/// with `VisibilityTimeout=0` pushed it back as a fresh copy that carried one delivery, so
+/// its `ApproximateReceiveCount` started again at 1 (and it could never reach
+/// `maxReceiveCount`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_maximum_size_message_received_with_visibility_zero_keeps_counting() {
+    let ep = Endpoint::start().await;
+    let size = ONE_MIB.to_string();
+    let url = make_queue(&ep, "big-zero", &[("MaximumMessageSize", &size)], 1).await;
+    let body = "z".repeat(ONE_MIB);
+    send(&ep, &url, &body).await;
+    let mut counts = Vec::new();
+    for vt in [1, 0, 0, 1] {
+        let got = drain_bodies(&ep, &url, 1, 10, json!({"VisibilityTimeout": vt})).await;
+        let m = got.get(&body).expect("the big message is delivered");
+        assert_eq!(m["MD5OfBody"], md5_of_body(&body));
+        counts.push(attr(m, "ApproximateReceiveCount").to_string());
+    }
+    assert_eq!(counts, ["1", "2", "3", "4"]);
+    // Visible again at once after a VisibilityTimeout=0 receive; and still one message.
+    let got = drain_bodies(&ep, &url, 1, 10, json!({"VisibilityTimeout": 0})).await;
+    assert_eq!(attr(&got[&body], "ApproximateReceiveCount"), "5");
+    let got = drain_bodies(&ep, &url, 1, 10, json!({})).await;
+    delete(&ep, &url, &got[&body]).await;
+    assert!(drain_bodies(&ep, &url, 1, 2, json!({})).await.is_empty());
+}
+
+/// Found by the checker (seed 202): a move task moves only inside requests, so one that
+/// nobody listed stayed RUNNING long after SQS would have finished it, and every later
+/// `StartMessageMoveTask` of its source was refused. A start now advances it first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_task_that_had_time_to_finish_does_not_block_the_next_start() {
+    let ep = Endpoint::start().await;
+    let dlq = make_queue(&ep, "done-dlq", &[], 1).await;
+    let policy = json!({"deadLetterTargetArn": arn("done-dlq"), "maxReceiveCount": 3});
+    let src = make_queue(
+        &ep,
+        "done-src",
+        &[("RedrivePolicy", &policy.to_string())],
+        1,
+    )
+    .await;
+    for i in 0..3 {
+        send(&ep, &dlq, &format!("m{i}")).await;
+    }
+    ep.sqs_ok(
+        "StartMessageMoveTask",
+        json!({"SourceArn": arn("done-dlq"), "DestinationArn": arn("done-src"), "MaxNumberOfMessagesPerSecond": 1}),
+    )
+    .await;
+    // One message a second: three need about three seconds.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (status, v) = ep
+        .sqs(
+            "StartMessageMoveTask",
+            json!({"SourceArn": arn("done-dlq"), "DestinationArn": arn("done-src")}),
+        )
+        .await;
+    assert_eq!(status, 200, "the first task had time to finish: {v}");
+    let listed = ep
+        .sqs_ok(
+            "ListMessageMoveTasks",
+            json!({"SourceArn": arn("done-dlq"), "MaxResults": 10}),
+        )
+        .await;
+    let tasks = listed["Results"].as_array().unwrap();
+    assert_eq!(tasks.len(), 2, "{listed}");
+    let moved: u64 = tasks
+        .iter()
+        .map(|t| t["ApproximateNumberOfMessagesMoved"].as_u64().unwrap())
+        .sum();
+    assert_eq!(moved, 3, "{listed}");
+    let back = drain_bodies(&ep, &src, 3, 10, json!({})).await;
+    assert_eq!(back.len(), 3);
 }

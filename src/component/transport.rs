@@ -102,6 +102,10 @@ fn request_options(deadline_ms: u64) -> RequestOptions {
 }
 
 impl Transport for WasiTransport {
+    fn clock_ms(&self) -> Option<u64> {
+        Some(wasip2::clocks::monotonic_clock::now() / 1_000_000)
+    }
+
     async fn pause(&self, ms: u64) {
         use wasip2::clocks::monotonic_clock::{now, subscribe_instant};
         let deadline = now().saturating_add(ms.saturating_mul(1_000_000));

@@ -88,6 +88,10 @@ impl Drop for Pending {
 }
 
 impl Transport for GatewayTransport {
+    fn clock_ms(&self) -> Option<u64> {
+        u64::try_from(executor::now_ms()).ok()
+    }
+
     async fn send(&self, req: OutRequest) -> Result<Response, TransportError> {
         let token = self.dispatch(&req)?;
         executor::register_call(token, req.timeout_ms);

@@ -5,7 +5,8 @@
 //! run a task. Instead a task advances INSIDE requests: `StartMessageMoveTask` moves a
 //! bounded step before answering, and every later `ListMessageMoveTasks` (and `Start`, which
 //! lists the source's tasks to enforce one active task) advances a RUNNING task one bounded
-//! step further. A step moves at most `STEP_CAP` messages and, when
+//! step further. A step moves at most `STEP_CAP` messages, runs at most `STEP_MS` (so
+//! `Start` answers before an SDK gives up on it, however slow the broker) and, when
 //! `MaxNumberOfMessagesPerSecond` is set, never more than `rate × (seconds since start + 1)`
 //! in total, so the cap holds however often the task is polled. Progress lives in the KV
 //! record `qs:mv:<TaskHandle>` and is written under compare-and-set, so any instance can
@@ -35,6 +36,9 @@ use std::collections::HashMap;
 
 const TASK_PREFIX: &str = "qs:mv:";
 const STEP_CAP: u64 = 100;
+/// A step also ends once it has run this long (where the transport has a clock): over a
+/// slow broker 100 moves took longer than an SDK waits for an answer.
+const STEP_MS: u64 = 2_000;
 const MOVE_LEASE_SECONDS: u64 = 30;
 const KEEP_FINISHED_SECONDS: u64 = 14 * 86_400;
 const MAX_RATE: i64 = 500;
@@ -160,18 +164,31 @@ pub async fn start_message_move_task<T: Transport>(
     };
 
     // One active task per source: a live marker whose task still runs refuses the start.
-    let marker = ctx.queen.kv_get(&active_key(&source.name)).await?;
-    let mut expect = 0;
+    // That task is advanced first: it moves only inside requests, and on SQS it would
+    // have finished meanwhile had nobody listed it.
+    let mut marker = ctx.queen.kv_get(&active_key(&source.name)).await?;
     if let Some(row) = &marker {
-        let running = match row.value.get("handle").and_then(Value::as_str) {
-            Some(h) => load(ctx, h).await?.is_some_and(|(t, _)| t.running()),
-            None => false,
+        let task = match row.value.get("handle").and_then(Value::as_str) {
+            Some(h) => load(ctx, h).await?,
+            None => None,
         };
-        if running {
-            return Err(already_running());
+        if let Some((t, version)) = task.filter(|(t, _)| t.running()) {
+            if advance(ctx, t, version).await?.running() {
+                return Err(already_running());
+            }
+            // Finishing it dropped the marker; a start racing this one may have set its own.
+            marker = ctx.queen.kv_get(&active_key(&source.name)).await?;
+            if let Some(h) = marker
+                .as_ref()
+                .and_then(|r| r.value.get("handle")?.as_str())
+            {
+                if load(ctx, h).await?.is_some_and(|(t, _)| t.running()) {
+                    return Err(already_running());
+                }
+            }
         }
-        expect = row.version;
     }
+    let expect = marker.map_or(0, |row| row.version);
     let depth = ctx.queen.depth(&source.name).await?.unwrap_or_default();
     let handle = mint_handle(&mint_task_id(ctx.request_id), source_arn);
     let task = Task {
@@ -305,7 +322,11 @@ async fn advance<T: Transport>(
     let mut moved = 0u64;
     let mut done = false;
     let mut failure = None;
-    while moved < budget {
+    let clock = || ctx.queen.transport().clock_ms();
+    let started = clock();
+    let out_of_time =
+        || matches!((started, clock()), (Some(a), Some(b)) if b.saturating_sub(a) >= STEP_MS);
+    while moved < budget && !out_of_time() {
         let Some(popped) = ctx
             .queen
             .pop_one(

@@ -295,18 +295,21 @@ impl<'p> Plan<'p> {
         let copy = visibility::redelivery_copy(e.clone(), &id, count, sent, first);
         let timer_key = visibility::timer_key(&id, count, &lease);
         let slot = self.fates.len();
-        let fate = if visibility_s == 0 {
+        // A lane of its own counts its deliveries in the key/value store, not in the copy:
+        // every receive of it is a lease, even at visibility 0 (a copy pushed back would
+        // carry a count that starts again).
+        let fate = if visibility::is_solo_lane(&m.partition) {
+            self.given_back.push(m.partition_id.clone());
+            self.solo.push((slot, m.partition.clone()));
+            self.fates.push((m, lease, Fate::GiveBack));
+            return;
+        } else if visibility_s == 0 {
             Fate::Requeue(visibility::requeue(q, &m.partition, &copy))
         } else if let Some(payload) = visibility::fits_a_timer(&copy) {
             Fate::Hold {
                 timer_key: timer_key.clone(),
                 payload,
             }
-        } else if visibility::is_solo_lane(&m.partition) {
-            self.given_back.push(m.partition_id.clone());
-            self.solo.push((slot, m.partition.clone()));
-            self.fates.push((m, lease, Fate::GiveBack));
-            return;
         } else {
             // It carries the deliveries before this one (`hold_by_lease` counts this one).
             let lane = visibility::solo_lane(&id);
@@ -385,9 +388,11 @@ async fn hold_by_lease<T: Transport>(
     visibility_s: u64,
 ) -> Result<Vec<Value>, ApiError> {
     let q = v.q;
+    // At visibility 0 the lease is released as soon as the answer is made (a lease of 0
+    // would mean the broker's default).
     let opts = PopOptions {
         wait_ms: None,
-        lease_seconds: Some(visibility_s),
+        lease_seconds: Some(visibility_s.max(1)),
     };
     let pops = join_all(
         lanes
@@ -418,6 +423,7 @@ async fn hold_by_lease<T: Transport>(
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
+    let mut released: Vec<Ack> = Vec::new();
     for p in &held {
         for m in &p.messages {
             let lease = m.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
@@ -435,12 +441,21 @@ async fn hold_by_lease<T: Transport>(
                     continue;
                 }
             }
+            if visibility_s == 0 {
+                released.push(claims::ack(
+                    &m.transaction_id,
+                    &m.partition_id,
+                    &lease,
+                    "retry",
+                ));
+            }
             let mut handle = lease_handle(ctx, q, m, &lease);
             handle.message_id = id;
             let first = visibility::first_receive(&e).or((count == 1).then_some(ctx.now_ms));
             out.push(render(ctx, v, m, handle, &e, count, first));
         }
     }
+    release_all(ctx, &released).await;
     Ok(out)
 }
 

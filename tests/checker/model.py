@@ -839,8 +839,18 @@ class Checker:
                     lo = self.deadline_lo(d, upto=c.ts)
                     if lo is None or c.te >= lo - MARGIN:
                         continue
+                    fifo = self.h.queues[copy.qkey].fifo
+                    # A ChangeMessageVisibility(0) of this delivery racing the delete may push
+                    # the copy back after the delete cancelled its timer (timer verdicts never
+                    # roll a transaction back): a duplicate, allowed on a standard queue
+                    # (docs/divergences.md, "a visibility change racing a delete").
+                    racing = [m for m in d.cmvs if m.extra.get("v") == 0 and m.ts < c.te and m.te > c.ts]
+                    if racing and not fifo:
+                        if any(x.rs > c.te for x in others):
+                            self.note("visibility", f"{copy.send.token} delivered after a successful delete that raced a ChangeMessageVisibility(0) of the same delivery ({self.rel(racing[0].ts)})", [c, racing[0]])
+                        continue
                     self.stats["judged: deletes of a current delivery"] += 1
-                    late = None if self.h.queues[copy.qkey].fifo else self.late_change(copy.send)
+                    late = None if fifo else self.late_change(copy.send)
                     for x in others:
                         if x.rs > c.te and late is not None and x.rs > late:
                             self.note("visibility", f"{copy.send.token} delivered at {self.rel(x.rs)} after a successful delete; a visibility change with an unknown outcome began at {self.rel(late)}", [x.call, c])

@@ -36,8 +36,21 @@ struct Entry {
 
 #[derive(Clone, Default)]
 pub struct ResponseCache {
-    entries: Arc<Mutex<HashMap<String, Entry>>>,
+    inner: Arc<Mutex<Inner>>,
 }
+
+#[derive(Default)]
+struct Inner {
+    entries: HashMap<String, Entry>,
+    /// Bumped by every forget: an answer read before a forget is not kept after it (a GET
+    /// that began before a write and answered after its forget would otherwise bring the
+    /// old value back for its whole TTL).
+    generation: u64,
+}
+
+/// When a GET began, in forgets: what [`ResponseCache::put`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Since(u64);
 
 /// What a request's hint headers ask of the cache.
 #[derive(Debug, Default, PartialEq)]
@@ -82,21 +95,30 @@ pub fn key(authority: &str, authorization: Option<&str>, path_and_query: &str) -
 
 impl ResponseCache {
     pub fn get(&self, key: &str, max_age: Duration) -> Option<Cached> {
-        let entries = self.entries.lock().ok()?;
-        let e = entries.get(key)?;
+        let inner = self.inner.lock().ok()?;
+        let e = inner.entries.get(key)?;
         (e.stored.elapsed() <= max_age).then(|| e.answer.clone())
     }
 
-    /// Keeps a successful answer; anything else is asked again next time.
-    pub fn put(&self, key: String, answer: Cached) {
+    /// Taken before a GET leaves, and handed to [`put`](Self::put) with its answer.
+    pub fn since(&self) -> Since {
+        Since(self.inner.lock().map_or(u64::MAX, |i| i.generation))
+    }
+
+    /// Keeps a successful answer, unless something was forgotten since its GET began;
+    /// anything else is asked again next time.
+    pub fn put(&self, key: String, answer: Cached, since: Since) {
         if !(200..300).contains(&answer.status) {
             return;
         }
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= MAX_ENTRIES {
-                entries.clear();
+        if let Ok(mut inner) = self.inner.lock() {
+            if inner.generation != since.0 {
+                return;
             }
-            entries.insert(
+            if inner.entries.len() >= MAX_ENTRIES {
+                inner.entries.clear();
+            }
+            inner.entries.insert(
                 key,
                 Entry {
                     stored: Instant::now(),
@@ -107,14 +129,18 @@ impl ResponseCache {
     }
 
     /// Forgets the entries for `path` (any token, any authority, under any base path of
-    /// the broker's URL), or everything.
+    /// the broker's URL), or everything. Done when a write leaves and again when it is
+    /// answered, so a read between the two keeps nothing either.
     pub fn forget(&self, path: Option<&str>) {
-        let Ok(mut entries) = self.entries.lock() else {
+        let Ok(mut inner) = self.inner.lock() else {
             return;
         };
+        inner.generation = inner.generation.wrapping_add(1);
         match path {
-            None => entries.clear(),
-            Some(p) => entries.retain(|k, _| !k.rsplit('\u{0}').next().unwrap_or("").ends_with(p)),
+            None => inner.entries.clear(),
+            Some(p) => inner
+                .entries
+                .retain(|k, _| !k.rsplit('\u{0}').next().unwrap_or("").ends_with(p)),
         }
     }
 }
@@ -135,7 +161,7 @@ mod tests {
     fn a_fresh_answer_is_served_and_a_stale_one_is_not() {
         let c = ResponseCache::default();
         let k = key("b:1", None, "/api/v1/kv/qs/a");
-        c.put(k.clone(), answer(200, "x"));
+        c.put(k.clone(), answer(200, "x"), c.since());
         assert_eq!(c.get(&k, Duration::from_secs(5)).unwrap().body, "x");
         std::thread::sleep(Duration::from_millis(20));
         assert!(c.get(&k, Duration::from_millis(10)).is_none());
@@ -145,7 +171,7 @@ mod tests {
     fn failures_are_not_kept() {
         let c = ResponseCache::default();
         let k = key("b:1", None, "/p");
-        c.put(k.clone(), answer(429, "slow down"));
+        c.put(k.clone(), answer(429, "slow down"), c.since());
         assert!(c.get(&k, Duration::from_secs(5)).is_none());
     }
 
@@ -154,13 +180,29 @@ mod tests {
         let c = ResponseCache::default();
         let a = key("b:1", Some("Bearer t"), "/api/v1/kv/qs/a");
         let b = key("b:1", None, "/api/v1/kv/qs/b");
-        c.put(a.clone(), answer(200, "a"));
-        c.put(b.clone(), answer(200, "b"));
+        c.put(a.clone(), answer(200, "a"), c.since());
+        c.put(b.clone(), answer(200, "b"), c.since());
         c.forget(Some("/api/v1/kv/qs/a"));
         assert!(c.get(&a, Duration::from_secs(5)).is_none());
         assert!(c.get(&b, Duration::from_secs(5)).is_some());
         c.forget(None);
         assert!(c.get(&b, Duration::from_secs(5)).is_none());
+    }
+
+    /// Found by the checker (seeds 203, 205): a read that began before a queue's
+    /// `SetQueueAttributes` and was answered after the write's forget kept the old record
+    /// for its whole TTL, and sends meanwhile used the old `DelaySeconds`.
+    #[test]
+    fn an_answer_read_before_a_forget_is_not_kept_after_it() {
+        let c = ResponseCache::default();
+        let k = key("b:1", None, "/api/v1/kv/qs/q");
+        let before = c.since();
+        c.forget(Some("/api/v1/kv/qs/q"));
+        c.put(k.clone(), answer(200, "old"), before);
+        assert!(c.get(&k, Duration::from_secs(5)).is_none());
+        // A read begun after the forget is kept.
+        c.put(k.clone(), answer(200, "new"), c.since());
+        assert_eq!(c.get(&k, Duration::from_secs(5)).unwrap().body, "new");
     }
 
     #[test]

@@ -109,7 +109,9 @@ impl WasiHttpHooks for Outgoing {
                 return Box::new(async move { respond(hit) });
             }
         }
-        let store = cache_key.map(|k| (k, self.cache.clone()));
+        let store = cache_key.map(|k| (k, self.cache.clone(), self.cache.since()));
+        // A write's forget is repeated once it is answered (see `ResponseCache::forget`).
+        let forget_after = (!hints.forget.is_empty()).then(|| (self.cache.clone(), hints.forget));
         if let Some((_, broker)) = self.embedded.clone().filter(|(addr, _)| authority == *addr) {
             return Box::new(async move {
                 let (parts, body) = request.into_parts();
@@ -128,6 +130,7 @@ impl WasiHttpHooks for Outgoing {
                     broker.handle(parts.method.as_str(), &pq, body),
                 )
                 .await;
+                forget_again(forget_after);
                 let Ok((status, headers, body)) = answered else {
                     meter.done("timeout");
                     return Err(Error::ConnectionReadTimeout);
@@ -138,15 +141,18 @@ impl WasiHttpHooks for Outgoing {
                     headers,
                     body,
                 };
-                if let Some((k, cache)) = store {
-                    cache.put(k, answer.clone());
+                if let Some((k, cache, since)) = store {
+                    cache.put(k, answer.clone(), since);
                 }
                 respond(answer)
             });
         }
         let client = self.client.clone();
         Box::new(async move {
-            let resp = match tokio::time::timeout(first_byte, client.request(request)).await {
+            let answered = tokio::time::timeout(first_byte, client.request(request)).await;
+            // Even when the answer is lost: the write may have landed.
+            forget_again(forget_after);
+            let resp = match answered {
                 Err(_) => {
                     meter.done("timeout");
                     return Err(Error::ConnectionReadTimeout);
@@ -158,7 +164,7 @@ impl WasiHttpHooks for Outgoing {
                 Ok(Ok(resp)) => resp,
             };
             meter.done(outcome_of(resp.status().as_u16()));
-            let Some((k, cache)) = store else {
+            let Some((k, cache, since)) = store else {
                 let resp = resp.map(|b| b.map_err(Error::from).boxed_unsync());
                 return Ok((resp, no_io()));
             };
@@ -178,9 +184,17 @@ impl WasiHttpHooks for Outgoing {
                     .collect(),
                 body,
             };
-            cache.put(k, answer.clone());
+            cache.put(k, answer.clone(), since);
             respond(answer)
         })
+    }
+}
+
+fn forget_again(after: Option<(ResponseCache, Vec<Option<String>>)>) {
+    if let Some((cache, paths)) = after {
+        for path in &paths {
+            cache.forget(path.as_deref());
+        }
     }
 }
 
