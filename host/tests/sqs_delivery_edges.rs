@@ -1363,3 +1363,64 @@ async fn a_move_task_that_had_time_to_finish_does_not_block_the_next_start() {
     let back = drain_bodies(&ep, &src, 3, 10, json!({})).await;
     assert_eq!(back.len(), 3);
 }
+
+/// Found by the checker on the released engine (seeds 201, 202): under load the engine
+/// answered some duplicate pushes with the nil UUID as the original's id, and the send
+/// answered `MessageId` 00000000-…. Such a send is now asked to be retried (a duplicate
+/// again, stored once), here with the broker's answer scripted by a proxy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_the_broker_does_not_name_is_retried_not_answered_with_a_nil_id() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = ep_fifo(&a, "unnamed.fifo").await;
+    let send_of = |url: &str| json!({"QueueUrl": url, "MessageBody": "x", "MessageGroupId": "g", "MessageDeduplicationId": "d1"});
+    let original = a.sqs_ok("SendMessage", send_of(&url)).await;
+    // The broker names it on a second try: the send answers the original's id.
+    let once = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let push = seen.path_and_query.starts_with("/api/v1/push")
+                && String::from_utf8_lossy(seen.body).contains("\"d1\"");
+            let unnamed = push && once.swap(false, std::sync::atomic::Ordering::SeqCst);
+            unnamed.then(|| {
+                let answer = json!([{"index": 0, "message_id": "00000000-0000-0000-0000-000000000000",
+                    "transaction_id": "d1", "queueName": "unnamed.fifo", "status": "duplicate"}]);
+                (200, answer.to_string().into_bytes())
+            })
+        }))
+        .await;
+    let named = b
+        .sqs_ok("SendMessage", send_of(&url.replace(&a.url, &b.url)))
+        .await;
+    assert_eq!(named["MessageId"], original["MessageId"]);
+    // Never named: the send is to be retried, never answered with a made-up id.
+    let c = a
+        .replica_behind(Arc::new(|seen: &support::Seen| {
+            let push = seen.path_and_query.starts_with("/api/v1/push")
+                && String::from_utf8_lossy(seen.body).contains("\"d1\"");
+            push.then(|| {
+                let answer = json!([{"index": 0, "message_id": "00000000-0000-0000-0000-000000000000",
+                    "transaction_id": "d1", "queueName": "unnamed.fifo", "status": "duplicate"}]);
+                (200, answer.to_string().into_bytes())
+            })
+        }))
+        .await;
+    let (status, v) = c
+        .sqs("SendMessage", send_of(&url.replace(&a.url, &c.url)))
+        .await;
+    assert_eq!(status, 503, "{v}");
+    assert!(
+        v["__type"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("ServiceUnavailable"),
+        "{v}"
+    );
+    // Retried where the broker names the original: its id.
+    let again = a.sqs_ok("SendMessage", send_of(&url)).await;
+    assert_eq!(again["MessageId"], original["MessageId"]);
+}
+
+async fn ep_fifo(ep: &Endpoint, name: &str) -> String {
+    ep.create_queue(name, json!({"FifoQueue": "true"})).await
+}

@@ -19,6 +19,9 @@ pub enum PushStatus {
     Queued,
     /// Not written: the id and offset are the original's.
     Duplicate,
+    /// Not written, a duplicate, but answered without the original's id (the nil UUID):
+    /// seen from the released engine under load (checker, engine seeds 201 and 202).
+    DuplicateUnnamed,
     /// Not in the log (`buffered`, `failed`, `error`, or anything unknown).
     NotStored(String),
 }
@@ -174,6 +177,7 @@ impl<T: Transport> Queen<'_, T> {
                 .ok_or_else(|| QueenError::BadAnswer(format!("push index {i}")))?;
             let status = match item.status.as_str() {
                 "queued" => PushStatus::Queued,
+                "duplicate" if is_nil_uuid(&item.message_id) => PushStatus::DuplicateUnnamed,
                 "duplicate" => PushStatus::Duplicate,
                 other => PushStatus::NotStored(other.to_string()),
             };
@@ -317,4 +321,9 @@ impl<T: Transport> Queen<'_, T> {
         )
         .await
     }
+}
+
+/// `00000000-0000-0000-0000-000000000000` (or an empty id): no message named.
+fn is_nil_uuid(id: &str) -> bool {
+    id.chars().all(|c| c == '0' || c == '-')
 }

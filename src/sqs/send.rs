@@ -302,7 +302,8 @@ async fn deliver<T: Transport>(
         }
     };
     let (pushed, scheduled) = futures_util::future::join(push_call, timer_call).await;
-    let (pushed, scheduled) = (pushed?, scheduled?);
+    let (mut pushed, scheduled) = (pushed?, scheduled?);
+    name_duplicates(ctx, &pushes, &mut pushed).await;
     hold_back(ctx, q, msgs, &push_of, &pushes, &pushed).await;
 
     let mut out = Vec::with_capacity(msgs.len());
@@ -312,9 +313,19 @@ async fn deliver<T: Transport>(
         // spooled the message to disk for a later replay: not stored yet, and the broker is
         // in trouble, so the client is told to retry (a replay plus a retry is a duplicate,
         // which at-least-once allows; never a message acknowledged and lost).
-        let spooled = push_of[i]
+        // A duplicate the broker answered without the original's id is stored once already;
+        // the client's retry (a duplicate again) gets the id once the broker names it.
+        let retry = push_of[i]
             .and_then(|j| pushed.get(j))
-            .is_some_and(|p| p.status == PushStatus::NotStored("buffered".into()));
+            .and_then(|p| match &p.status {
+                PushStatus::DuplicateUnnamed => {
+                    Some("The broker did not name the message this one duplicates; retry the send.")
+                }
+                PushStatus::NotStored(s) if s == "buffered" => {
+                    Some("The broker could not store the message now; it was not sent.")
+                }
+                _ => None,
+            });
         let landed = if let Some(p) = push_of[i].and_then(|j| pushed.get(j)) {
             match p.status {
                 PushStatus::Queued | PushStatus::Duplicate => {
@@ -326,7 +337,7 @@ async fn deliver<T: Transport>(
                     }
                     true
                 }
-                PushStatus::NotStored(_) => false,
+                PushStatus::NotStored(_) | PushStatus::DuplicateUnnamed => false,
             }
         } else if let Some(t) = timer_of[i].and_then(|j| scheduled.get(j)) {
             match (&t.ok, &t.message_id) {
@@ -339,16 +350,39 @@ async fn deliver<T: Transport>(
         } else {
             false
         };
-        out.push(match (landed, spooled) {
+        out.push(match (landed, retry) {
             (true, _) => Ok(answer),
-            (false, true) => Err(ApiError::new(
-                ErrorCode::ServiceUnavailable,
-                "The broker could not store the message now; it was not sent.",
-            )),
-            (false, false) => Err(internal()),
+            (false, Some(why)) => Err(ApiError::new(ErrorCode::ServiceUnavailable, why)),
+            (false, None) => Err(internal()),
         });
     }
     Ok(out)
+}
+
+/// Pushes again, after a pause, the duplicates the broker answered without naming their
+/// original (the released engine, under load): a duplicate again, it writes nothing, and
+/// mostly names it by then. What stays unnamed is answered `ServiceUnavailable`.
+async fn name_duplicates<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    pushes: &[PushItem],
+    pushed: &mut [crate::queen::PushResult],
+) {
+    for pause_ms in [50, 250, 1_000] {
+        let unnamed: Vec<usize> = (0..pushed.len())
+            .filter(|&j| pushed[j].status == PushStatus::DuplicateUnnamed)
+            .collect();
+        if unnamed.is_empty() {
+            return;
+        }
+        ctx.queen.transport().pause(pause_ms).await;
+        let again: Vec<PushItem> = unnamed.iter().map(|&j| pushes[j].clone()).collect();
+        let Ok(answers) = ctx.queen.push(&again).await else {
+            return;
+        };
+        for (&j, answer) in unnamed.iter().zip(answers) {
+            pushed[j] = answer;
+        }
+    }
 }
 
 /// Holds each delayed message too large for a timer in its own lane for its delay (a
