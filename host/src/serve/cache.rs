@@ -42,10 +42,28 @@ pub struct ResponseCache {
 #[derive(Default)]
 struct Inner {
     entries: HashMap<String, Entry>,
-    /// Bumped by every forget: an answer read before a forget is not kept after it (a GET
-    /// that began before a write and answered after its forget would otherwise bring the
-    /// old value back for its whole TTL).
+    /// Bumped by every forget. An answer read before a forget of its path is not kept
+    /// after it: a GET that began before a write and answered after the write's forget
+    /// would otherwise bring the old value back for its whole TTL.
     generation: u64,
+    /// The generation of each path's last forget (reset, with `all_forgotten`, past
+    /// `MAX_ENTRIES` paths).
+    forgotten: HashMap<String, u64>,
+    /// The generation of the last forget of everything.
+    all_forgotten: u64,
+}
+
+impl Inner {
+    /// Whether `key`'s path was forgotten after generation `since` (a forgotten path
+    /// matches the key's path or a suffix of it starting at a `/`).
+    fn forgotten_since(&self, key: &str, since: u64) -> bool {
+        if self.all_forgotten > since {
+            return true;
+        }
+        let path = key.rsplit('\u{0}').next().unwrap_or("");
+        path.match_indices('/')
+            .any(|(i, _)| self.forgotten.get(&path[i..]).is_some_and(|&g| g > since))
+    }
 }
 
 /// When a GET began, in forgets: what [`ResponseCache::put`] checks.
@@ -112,7 +130,7 @@ impl ResponseCache {
             return;
         }
         if let Ok(mut inner) = self.inner.lock() {
-            if inner.generation != since.0 {
+            if inner.forgotten_since(&key, since.0) {
                 return;
             }
             if inner.entries.len() >= MAX_ENTRIES {
@@ -135,12 +153,24 @@ impl ResponseCache {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
-        inner.generation = inner.generation.wrapping_add(1);
+        inner.generation += 1;
+        let now = inner.generation;
         match path {
-            None => inner.entries.clear(),
-            Some(p) => inner
-                .entries
-                .retain(|k, _| !k.rsplit('\u{0}').next().unwrap_or("").ends_with(p)),
+            None => {
+                inner.entries.clear();
+                inner.forgotten.clear();
+                inner.all_forgotten = now;
+            }
+            Some(p) => {
+                inner
+                    .entries
+                    .retain(|k, _| !k.rsplit('\u{0}').next().unwrap_or("").ends_with(p));
+                if inner.forgotten.len() >= MAX_ENTRIES {
+                    inner.forgotten.clear();
+                    inner.all_forgotten = now;
+                }
+                inner.forgotten.insert(p.to_string(), now);
+            }
         }
     }
 }
@@ -203,6 +233,24 @@ mod tests {
         // A read begun after the forget is kept.
         c.put(k.clone(), answer(200, "new"), c.since());
         assert_eq!(c.get(&k, Duration::from_secs(5)).unwrap().body, "new");
+        // A forget of another path spares a read in flight (writes of other keys are
+        // constant under load; the cache must keep working through them).
+        let other = key("b:1", None, "/base/api/v1/kv/qs/other");
+        let before = c.since();
+        c.forget(Some("/api/v1/kv/qs/q"));
+        c.put(other.clone(), answer(200, "o"), before);
+        assert!(c.get(&other, Duration::from_secs(5)).is_some());
+        // Under a base path, the forgotten path still matches.
+        let based = key("b:1", None, "/base/api/v1/kv/qs/q");
+        let before = c.since();
+        c.forget(Some("/api/v1/kv/qs/q"));
+        c.put(based.clone(), answer(200, "old"), before);
+        assert!(c.get(&based, Duration::from_secs(5)).is_none());
+        // Forgetting everything spares nothing in flight.
+        let before = c.since();
+        c.forget(None);
+        c.put(other.clone(), answer(200, "o"), before);
+        assert!(c.get(&other, Duration::from_secs(5)).is_none());
     }
 
     #[test]
