@@ -793,9 +793,13 @@ class Run:
         info = q.info
         old = info.delays[-1][1]
         new = 3 if old == 5 else 5
+        # Recorded before the call: a send that ends while the change is in flight computes
+        # its bounds then, and must see it (the change may land at any instant of the call).
+        pending = [now(), float("inf"), old, new]
+        info.delay_changes.append(pending)
         c, r = self.call("SetQueueAttributes", q, 99, "set_queue_attributes", brief=f"DelaySeconds {old} -> {new}",
                          QueueUrl=q.url, Attributes={"DelaySeconds": str(new)})
-        info.delay_changes.append((c.ts, c.te, old, new))
+        pending[0], pending[1] = c.ts, c.te
         if c.outcome == "ok":
             info.delays.append((c.te, new))
         elif c.outcome == "unknown":
