@@ -803,12 +803,18 @@ class Run:
         if c.outcome == "ok":
             info.delays.append((c.te, new))
         elif c.outcome == "unknown":
-            # Whether it applied is learnt from the next read; until then both are possible.
-            c2, ra = self.call("GetQueueAttributes", q, 99, "get_queue_attributes", QueueUrl=q.url, AttributeNames=["DelaySeconds"])
-            if ra:
-                now_d = int(ra["Attributes"]["DelaySeconds"])
-                info.delay_changes.append((c.ts, c2.te, old, now_d))
-                info.delays.append((c2.te, now_d))
+            # Whether it applied is learnt from the next read that answers; until then both
+            # are possible (and stay so if none does: the pending change never ends).
+            for _ in range(10):
+                c2, ra = self.call("GetQueueAttributes", q, 99, "get_queue_attributes", QueueUrl=q.url, AttributeNames=["DelaySeconds"])
+                if ra:
+                    now_d = int(ra["Attributes"]["DelaySeconds"])
+                    pending[1] = c2.te
+                    info.delays.append((c2.te, now_d))
+                    break
+                time.sleep(0.5)
+            else:
+                pending[1] = float("inf")
 
     def start_move(self, dq, rng):
         kw = {"SourceArn": dq.arn}
