@@ -313,14 +313,9 @@ async fn deliver<T: Transport>(
         // spooled the message to disk for a later replay: not stored yet, and the broker is
         // in trouble, so the client is told to retry (a replay plus a retry is a duplicate,
         // which at-least-once allows; never a message acknowledged and lost).
-        // A duplicate the broker answered without the original's id is stored once already;
-        // the client's retry (a duplicate again) gets the id once the broker names it.
         let retry = push_of[i]
             .and_then(|j| pushed.get(j))
             .and_then(|p| match &p.status {
-                PushStatus::DuplicateUnnamed => {
-                    Some("The broker did not name the message this one duplicates; retry the send.")
-                }
                 PushStatus::NotStored(s) if s == "buffered" => {
                     Some("The broker could not store the message now; it was not sent.")
                 }
@@ -328,7 +323,10 @@ async fn deliver<T: Transport>(
             });
         let landed = if let Some(p) = push_of[i].and_then(|j| pushed.get(j)) {
             match p.status {
-                PushStatus::Queued | PushStatus::Duplicate => {
+                // A duplicate the broker still does not name after `name_duplicates` is
+                // answered as the broker said (the nil id; docs/divergences.md): stored once,
+                // so a success, where a retryable error would fail the producer for good.
+                PushStatus::Queued | PushStatus::Duplicate | PushStatus::DuplicateUnnamed => {
                     answer["MessageId"] = json!(p.message_id);
                     if q.fifo {
                         if let Some(n) = crate::model::sequence::from_message_id(&p.message_id) {
@@ -337,7 +335,7 @@ async fn deliver<T: Transport>(
                     }
                     true
                 }
-                PushStatus::NotStored(_) | PushStatus::DuplicateUnnamed => false,
+                PushStatus::NotStored(_) => false,
             }
         } else if let Some(t) = timer_of[i].and_then(|j| scheduled.get(j)) {
             match (&t.ok, &t.message_id) {
@@ -360,8 +358,7 @@ async fn deliver<T: Transport>(
 }
 
 /// Pushes again, after a pause, the duplicates the broker answered without naming their
-/// original (the released engine, under load): a duplicate again, it writes nothing, and
-/// mostly names it by then. What stays unnamed is answered `ServiceUnavailable`.
+/// original (the released engine): a duplicate again writes nothing, and may name it then.
 async fn name_duplicates<T: Transport>(
     ctx: &Ctx<'_, T>,
     pushes: &[PushItem],
