@@ -1374,21 +1374,17 @@ async fn a_move_task_that_had_time_to_finish_does_not_block_the_next_start() {
 async fn a_duplicate_the_broker_does_not_name_at_once_is_asked_again() {
     use std::sync::Arc;
     let a = Endpoint::start().await;
-    let url = ep_fifo(&a, "unnamed.fifo").await;
+    let url = a
+        .create_queue("unnamed.fifo", json!({"FifoQueue": "true"}))
+        .await;
     let send_of = |url: &str| json!({"QueueUrl": url, "MessageBody": "x", "MessageGroupId": "g", "MessageDeduplicationId": "d1"});
     let original = a.sqs_ok("SendMessage", send_of(&url)).await;
     // The broker names it on a second try: the send answers the original's id.
     let once = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let b = a
         .replica_behind(Arc::new(move |seen: &support::Seen| {
-            let push = seen.path_and_query.starts_with("/api/v1/push")
-                && String::from_utf8_lossy(seen.body).contains("\"d1\"");
-            let unnamed = push && once.swap(false, std::sync::atomic::Ordering::SeqCst);
-            unnamed.then(|| {
-                let answer = json!([{"index": 0, "message_id": "00000000-0000-0000-0000-000000000000",
-                    "transaction_id": "d1", "queueName": "unnamed.fifo", "status": "duplicate"}]);
-                (200, answer.to_string().into_bytes())
-            })
+            unnamed_duplicate_of_d1(seen)
+                .filter(|_| once.swap(false, std::sync::atomic::Ordering::SeqCst))
         }))
         .await;
     let named = b
@@ -1396,17 +1392,7 @@ async fn a_duplicate_the_broker_does_not_name_at_once_is_asked_again() {
         .await;
     assert_eq!(named["MessageId"], original["MessageId"]);
     // Never named: a success that says what the broker said, after asking three times.
-    let c = a
-        .replica_behind(Arc::new(|seen: &support::Seen| {
-            let push = seen.path_and_query.starts_with("/api/v1/push")
-                && String::from_utf8_lossy(seen.body).contains("\"d1\"");
-            push.then(|| {
-                let answer = json!([{"index": 0, "message_id": "00000000-0000-0000-0000-000000000000",
-                    "transaction_id": "d1", "queueName": "unnamed.fifo", "status": "duplicate"}]);
-                (200, answer.to_string().into_bytes())
-            })
-        }))
-        .await;
+    let c = a.replica_behind(Arc::new(unnamed_duplicate_of_d1)).await;
     let v = c
         .sqs_ok("SendMessage", send_of(&url.replace(&a.url, &c.url)))
         .await;
@@ -1416,6 +1402,13 @@ async fn a_duplicate_the_broker_does_not_name_at_once_is_asked_again() {
     assert_eq!(again["MessageId"], original["MessageId"]);
 }
 
-async fn ep_fifo(ep: &Endpoint, name: &str) -> String {
-    ep.create_queue(name, json!({"FifoQueue": "true"})).await
+/// The engine's answer to a push of deduplication id `d1` that does not name the original.
+fn unnamed_duplicate_of_d1(seen: &support::Seen) -> Option<(u16, Vec<u8>)> {
+    let push = seen.path_and_query.starts_with("/api/v1/push")
+        && String::from_utf8_lossy(seen.body).contains("\"d1\"");
+    push.then(|| {
+        let answer = json!([{"index": 0, "message_id": "00000000-0000-0000-0000-000000000000",
+            "transaction_id": "d1", "queueName": "unnamed.fifo", "status": "duplicate"}]);
+        (200, answer.to_string().into_bytes())
+    })
 }
