@@ -41,9 +41,13 @@ impl From<QueenError> for ApiError {
                 ErrorCode::ServiceUnavailable,
                 "The request has failed due to a temporary failure of the server.",
             ),
-            QueenError::Failed { .. } | QueenError::BadAnswer(_) => ApiError::new(
+            // The broker's own words ride along: an operator reading a client's error (or
+            // the request log) can then tell which broker answer the endpoint did not expect.
+            other @ (QueenError::Failed { .. } | QueenError::BadAnswer(_)) => ApiError::new(
                 ErrorCode::InternalError,
-                "The request processing has failed because of an unknown error, exception or failure.",
+                format!(
+                    "The request processing has failed because of an unknown error, exception or failure ({other})."
+                ),
             ),
         }
     }

@@ -2,6 +2,13 @@
 //! A standard queue's lane is chosen by hashing the send's own key across the
 //! queue's width (the MessageId does not exist until the push lands); a FIFO
 //! queue's lane is its MessageGroupId and its dedup key the MessageDeduplicationId.
+//!
+//! A FIFO lane is named after its group, and after the queue's incarnation once the queue
+//! has started afresh (a purge, or a create over a deleted queue of the same name): the
+//! released engine (queen-engine 1.3.0) keeps its deduplication cache per queue and
+//! partition *name* across a queue's delete and re-create, with the old partition's
+//! watermark, so a duplicate pushed into a re-created partition of the same name is not
+//! probed and is stored twice. A new name per incarnation gives the cache a new entry.
 
 use super::registry::QueueRecord;
 use crate::queen::PushItem;
@@ -34,6 +41,25 @@ pub fn batch_lane(request_id: &str, index: usize, partitions: u32) -> String {
     ((first + index as u64) % width).to_string()
 }
 
+/// The lane of message group `group` in FIFO queue `q` (see the module's note).
+pub fn fifo_lane(q: &QueueRecord, group: &str) -> String {
+    if q.purged == 0 {
+        group.to_string()
+    } else {
+        format!("{group}{INCARNATION_MARK}{}", q.purged)
+    }
+}
+
+/// Separates a group from the incarnation in a FIFO lane's name: a space, which no
+/// MessageGroupId may contain.
+const INCARNATION_MARK: char = ' ';
+
+/// The MessageGroupId a FIFO lane holds.
+pub fn group_of(lane: &str) -> &str {
+    lane.rsplit_once(INCARNATION_MARK)
+        .map_or(lane, |(group, _)| group)
+}
+
 /// The push for one message into `queue`: FIFO names its group and dedup id;
 /// a standard queue spreads by `key` and deduplicates nothing.
 pub fn push_item(
@@ -46,7 +72,7 @@ pub fn push_item(
     if queue.fifo {
         PushItem {
             queue: queue.name.clone(),
-            partition: group_id.unwrap_or("default").to_string(),
+            partition: fifo_lane(queue, group_id.unwrap_or("default")),
             payload,
             transaction_id: dedup_id.map(str::to_string),
         }
@@ -63,6 +89,27 @@ pub fn push_item(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_lane_names_its_group_and_the_queue_incarnation() {
+        let mut q: QueueRecord = serde_json::from_value(serde_json::json!({
+            "name": "q.fifo", "fifo": true, "partitions": 0, "attributes": {},
+            "created": 1, "modified": 1}))
+        .unwrap();
+        assert_eq!(
+            fifo_lane(&q, "g-1"),
+            "g-1",
+            "never purged: the group's own name"
+        );
+        q.purged = 1_796_214_731_666;
+        let lane = fifo_lane(&q, "g-1");
+        assert_ne!(lane, "g-1");
+        assert_eq!(group_of(&lane), "g-1");
+        assert_eq!(group_of("g-1"), "g-1");
+        // Any punctuation a MessageGroupId may hold survives the round trip.
+        let odd = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+        assert_eq!(group_of(&fifo_lane(&q, odd)), odd);
+    }
 
     #[test]
     fn lanes_spread_over_the_width_and_are_stable() {

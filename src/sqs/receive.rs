@@ -886,7 +886,10 @@ fn system_attributes<T>(
             "SequenceNumber",
             crate::model::sequence::from_message_id(&m.id),
         );
-        add("MessageGroupId", Some(m.partition.clone()));
+        add(
+            "MessageGroupId",
+            Some(super::lanes::group_of(&m.partition).to_string()),
+        );
         add("MessageDeduplicationId", Some(m.transaction_id.clone()));
     }
     for (name, v) in &e.system {

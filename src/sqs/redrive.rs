@@ -113,7 +113,8 @@ pub fn returned_copy(mut e: Envelope) -> Envelope {
 pub fn copy_push(m: &PoppedMessage, dest: &QueueRecord, payload: Value, by_id: bool) -> PushItem {
     let (partition, key) = if dest.fifo {
         let key = if by_id { &m.id } else { &m.transaction_id };
-        (m.partition.clone(), key.clone())
+        let group = lanes::group_of(&m.partition);
+        (lanes::fifo_lane(dest, group), key.clone())
     } else {
         (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())
     };

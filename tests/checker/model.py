@@ -429,7 +429,7 @@ class Checker:
                     self.stats["throttled"] += 1
                 else:
                     near = self.faults_near(c)
-                    self.bad("no-5xx", f"{c.op} answered {c.status} {c.code}: {str(c.msg)[:160]}"
+                    self.bad("no-5xx", f"{c.op} answered {c.status} {c.code}: {str(c.msg)[:400]}"
                              + (f" (broker calls meeting a fault meanwhile: {near})" if near else " (no fault injected meanwhile)"), [c])
             elif c.outcome == "unknown" and c.status is None:
                 if not h._disturbed(c.ts, c.te):
@@ -662,7 +662,15 @@ class Checker:
             if o is not c and o.ts <= c.te and (o.op == "DeleteMessage" or o.extra.get("v") == 0) and o.outcome != "err":
                 return
         lo = self.deadline_lo(d, upto=c.ts)
-        if lo is None or c.te >= lo - MARGIN:
+        if lo is None:
+            return
+        # A change of this delivery running at the same time (a repeated handle in one
+        # batch, or another consumer) may have shortened the visibility before this one
+        # arrived: the earliest it can then have ended is that change's start plus its value.
+        for o in d.cmvs:
+            if o is not c and o.ts < c.te and o.te > c.ts and o.outcome != "err":
+                lo = min(lo, o.ts + (o.extra.get("v") or 0))
+        if c.te >= lo - MARGIN:
             return
         if d.vt == 0:
             return
@@ -885,6 +893,9 @@ class Checker:
         # An original whose answer was lost may never have claimed its id: the later send
         # then claimed it for its own group.
         if first.outcome != "ok":
+            return None
+        # Two sends of one id running at once: either may have claimed it first.
+        if first.call.te > s.call.ts:
             return None
         return first.group
 
