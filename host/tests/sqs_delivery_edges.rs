@@ -875,6 +875,90 @@ async fn a_deduplication_id_used_since_a_purge_stays_a_duplicate_in_a_group_busy
     assert_eq!(attr(&got[0], "MessageGroupId"), "g2");
 }
 
+/// Found by the checker (embedded seed 3, and before it seed 205): a FIFO receive whose
+/// pop was answered after the claim's lease (its visibility timeout) had run out popped the
+/// same group again in its next round, then named that group's record twice in one KV call,
+/// which the broker refuses (`kv_duplicate_key_in_call`): the receive answered 500. The
+/// broker's late answer is scripted: the proxy makes the pop itself and holds its answer
+/// past the lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fifo_pop_answered_after_its_lease_ran_out_does_not_fail_the_receive() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = a
+        .create_queue("late-pop.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    for i in 0..3 {
+        a.sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": format!("m{i}"), "MessageGroupId": "g", "MessageDeduplicationId": format!("d{i}")}),
+        )
+        .await;
+    }
+    let broker = a.broker.addr;
+    let once = Arc::new(AtomicBool::new(true));
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            if !seen
+                .path_and_query
+                .starts_with("/api/v1/pop/queue/late-pop.fifo")
+                || !once.swap(false, SeqCst)
+            {
+                return None;
+            }
+            // The pop, made now; its answer, given after the 1 s lease has run out.
+            let mut c = std::net::TcpStream::connect(broker).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let req = format!(
+                "GET {} HTTP/1.0\r\nHost: {broker}\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\r\n",
+                seen.path_and_query,
+                support::BROKER_TOKEN
+            );
+            c.write_all(req.as_bytes()).unwrap();
+            // Read the head, then as much body as it announces (a server may keep the
+            // connection open).
+            let mut raw = Vec::new();
+            let mut buf = [0u8; 65536];
+            let (status, body) = loop {
+                let n = c.read(&mut buf).unwrap_or(0);
+                raw.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&raw).to_string();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head.lines().find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    });
+                    if n == 0 || length.is_some_and(|len| body.len() >= len) {
+                        let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+                        break (status, body.to_string());
+                    }
+                }
+                assert!(n > 0, "the broker closed before answering the pop");
+            };
+            std::thread::sleep(Duration::from_millis(2_500));
+            Some((status, body.into_bytes()))
+        }))
+        .await;
+    let (status, v) = b
+        .sqs(
+            "ReceiveMessage",
+            json!({"QueueUrl": url.replace(&a.url, &b.url), "MaxNumberOfMessages": 10, "VisibilityTimeout": 1}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    let bodies: Vec<&str> = v["Messages"]
+        .as_array()
+        .map(|ms| ms.iter().map(|m| m["Body"].as_str().unwrap()).collect())
+        .unwrap_or_default();
+    assert_eq!(bodies, ["m0", "m1", "m2"], "the group once, in order: {v}");
+    // Nothing was lost on the way: all three are delivered again after the visibility.
+    let back = drain_bodies(&a, &url, 3, 15, json!({})).await;
+    assert_eq!(back.len(), 3, "{back:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_maximum_size_message_can_be_delayed() {
     let ep = Endpoint::start().await;

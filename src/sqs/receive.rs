@@ -669,7 +669,11 @@ async fn pop_claims<T: Transport>(
 ) -> Result<Vec<Popped>, ApiError> {
     let mut popped: Vec<Popped> = Vec::new();
     let mut claimed = 0;
-    while claimed < max {
+    // Each round claims a group, or claims again one whose earlier claim expired; a
+    // broker that answers every pop after its lease cannot keep the receive going.
+    let mut rounds = 0;
+    while claimed < max && rounds <= max {
+        rounds += 1;
         let wait_ms = (popped.is_empty() && wait_s > 0).then_some(wait_s * 1000);
         let opts = PopOptions {
             wait_ms,
@@ -681,6 +685,15 @@ async fn pop_claims<T: Transport>(
             .await
         {
             Ok(Some(p)) => {
+                // A group popped again: its earlier claim's lease ran out while that pop's
+                // answer was on the way (a slow broker), and the broker handed the group
+                // out anew. Only the newer claim holds it.
+                let group = |c: &Popped| c.messages.first().map(|m| m.partition_id.clone());
+                let again =
+                    group(&p).and_then(|g| popped.iter().position(|c| group(c) == Some(g.clone())));
+                if let Some(i) = again {
+                    claimed -= popped.remove(i).messages.len();
+                }
                 claimed += p.messages.len();
                 popped.push(p);
             }
