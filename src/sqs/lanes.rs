@@ -3,12 +3,13 @@
 //! queue's width (the MessageId does not exist until the push lands); a FIFO
 //! queue's lane is its MessageGroupId and its dedup key the MessageDeduplicationId.
 //!
-//! A FIFO lane is named after its group, and after the queue's incarnation once the queue
-//! has started afresh (a purge, or a create over a deleted queue of the same name): the
-//! released engine (queen-engine 1.3.0) keeps its deduplication cache per queue and
-//! partition *name* across a queue's delete and re-create, with the old partition's
+//! A FIFO lane is named after its group, and after the purge once the queue was purged:
+//! the released engine (queen-engine 1.3.0) keeps its deduplication cache per queue and
+//! partition *name* across the delete and re-create a purge is, with the old partition's
 //! watermark, so a duplicate pushed into a re-created partition of the same name is not
-//! probed and is stored twice. A new name per incarnation gives the cache a new entry.
+//! probed and is stored twice. A new name per purge gives the cache a new entry. (A queue
+//! deleted and made again is not exposed: `QueueDeletedRecently` keeps the name unused for
+//! 60 s, and re-created after that on the engine it deduplicated correctly, tried once.)
 
 use super::registry::QueueRecord;
 use crate::queen::PushItem;

@@ -46,12 +46,8 @@ pub async fn create_queue<T: Transport>(
         .kv_results(vec![
             KvOp::get(registry::key(name)),
             KvOp::get(registry::tombstone_key(name)),
-            KvOp::get(registry::gone_key(name)),
         ])
         .await?;
-    // A FIFO queue made over a deleted one of the same name starts a new incarnation of
-    // its lanes (`lanes::fifo_lane`), as a purge does.
-    let reborn = found.get(2).and_then(|r| r.row()).is_some();
     if let Some(row) = found.first().and_then(|r| r.row()) {
         if let Ok(record) = serde_json::from_value::<QueueRecord>(row.value) {
             return existing(ctx, &record, &changes, url).await;
@@ -96,7 +92,7 @@ pub async fn create_queue<T: Transport>(
         tags: new_tags,
         created: now,
         modified: now,
-        purged: if fifo && reborn { ctx.now_ms } else { 0 },
+        purged: 0,
     };
     let version = match registry::create(ctx, &record).await? {
         Ok(v) => v,

@@ -47,10 +47,9 @@ pub struct QueueRecord {
     /// Unix seconds.
     pub created: i64,
     pub modified: i64,
-    /// When the queue last started afresh (ms since the epoch; 0: never): its last purge,
-    /// or, for a FIFO queue, its create over a deleted queue of the same name. With
-    /// `created` it names the queue's incarnation, which scopes its deduplication ids
-    /// (`dedup`) and names its FIFO lanes (`lanes::fifo_lane`).
+    /// When the queue was last purged (ms since the epoch; 0: never). With `created` it
+    /// names the queue's incarnation, which scopes its deduplication ids (`dedup`); it also
+    /// names a purged FIFO queue's lanes (`lanes::fifo_lane`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub purged: i64,
 }
