@@ -356,3 +356,28 @@ pub fn format_request_id(random: &[u8]) -> String {
         &hex[20..32]
     )
 }
+
+#[cfg(test)]
+mod broker_error_tests {
+    use super::*;
+
+    #[test]
+    fn an_unexpected_broker_answer_is_an_internal_error_in_the_brokers_words() {
+        let e = ApiError::from(QueenError::Failed {
+            status: 400,
+            error: "kv_bad_request: kv_duplicate_key_in_call".into(),
+        });
+        assert_eq!(e.code, ErrorCode::InternalError);
+        assert!(
+            e.message.contains("kv_duplicate_key_in_call"),
+            "{}",
+            e.message
+        );
+        // A broker in trouble stays a retryable outage, whatever it says.
+        let e = ApiError::from(QueenError::Failed {
+            status: 502,
+            error: "bad gateway".into(),
+        });
+        assert_eq!(e.code, ErrorCode::ServiceUnavailable);
+    }
+}

@@ -761,11 +761,7 @@ async fn a_fifo_claim_given_back_whole_is_visible_at_once() {
     let ep = Endpoint::start().await;
     let url = make_queue(&ep, "whole.fifo", &[("VisibilityTimeout", "30")], 0).await;
     for i in 0..3 {
-        ep.sqs_ok(
-            "SendMessage",
-            json!({"QueueUrl": url, "MessageBody": format!("m{i}"), "MessageGroupId": "g", "MessageDeduplicationId": format!("d{i}")}),
-        )
-        .await;
+        send_fifo(&ep, &url, &format!("m{i}"), "g", &format!("d{i}")).await;
     }
     let held = receive_200(&ep, &url, json!({})).await;
     assert_eq!(held.len(), 3);
@@ -793,20 +789,7 @@ async fn a_purge_takes_the_deduplication_ids_of_its_messages_with_it() {
     let url = ep
         .create_queue("dd.fifo", json!({"FifoQueue": "true"}))
         .await;
-    let send_in = |group: &'static str| {
-        let url = url.clone();
-        let ep = &ep;
-        async move {
-            ep.sqs_ok(
-                "SendMessage",
-                json!({"QueueUrl": url, "MessageBody": group, "MessageGroupId": group, "MessageDeduplicationId": "same-id"}),
-            )
-            .await["MessageId"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        }
-    };
+    let send_in = |group: &'static str| send_fifo(&ep, &url, group, group, "same-id");
     let before = send_in("g1").await;
     ep.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
     let after = send_in("g2").await;
@@ -835,24 +818,14 @@ async fn a_deduplication_id_used_since_a_purge_stays_a_duplicate_in_a_group_busy
     let url = ep
         .create_queue("busy.fifo", json!({"FifoQueue": "true"}))
         .await;
-    let send = |body: String, group: &'static str, id: String| {
-        let (url, ep) = (url.clone(), &ep);
-        async move {
-            ep.sqs_ok(
-                "SendMessage",
-                json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": group, "MessageDeduplicationId": id}),
-            )
-            .await["MessageId"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        }
+    let send = |body: &'static str, group: &'static str, id: &'static str| {
+        send_fifo(&ep, &url, body, group, id)
     };
-    for i in 0..3 {
-        send(format!("before-{i}"), "g1", format!("before-{i}")).await;
+    for id in ["before-0", "before-1", "before-2"] {
+        send(id, "g1", id).await;
     }
     ep.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
-    let first = send("first".into(), "g1", "x".into()).await;
+    let first = send("first", "g1", "x").await;
     let got = receive_200(&ep, &url, json!({"WaitTimeSeconds": 2})).await;
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0]["Body"], "first");
@@ -864,12 +837,12 @@ async fn a_deduplication_id_used_since_a_purge_stays_a_duplicate_in_a_group_busy
     .await;
     // The same id from another group and from the first one: the first message's id, and
     // nothing more to receive.
-    assert_eq!(send("second".into(), "g2", "x".into()).await, first);
-    assert_eq!(send("third".into(), "g1", "x".into()).await, first);
+    assert_eq!(send("second", "g2", "x").await, first);
+    assert_eq!(send("third", "g1", "x").await, first);
     let rest = receive_200(&ep, &url, json!({"WaitTimeSeconds": 1})).await;
     assert!(rest.is_empty(), "delivered again: {rest:?}");
     // Groups keep their names for the client after the purge.
-    send("fourth".into(), "g2", "y".into()).await;
+    send("fourth", "g2", "y").await;
     let got = receive_200(&ep, &url, json!({"WaitTimeSeconds": 2})).await;
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(attr(&got[0], "MessageGroupId"), "g2");
@@ -891,11 +864,7 @@ async fn a_fifo_pop_answered_after_its_lease_ran_out_does_not_fail_the_receive()
         .create_queue("late-pop.fifo", json!({"FifoQueue": "true"}))
         .await;
     for i in 0..3 {
-        a.sqs_ok(
-            "SendMessage",
-            json!({"QueueUrl": url, "MessageBody": format!("m{i}"), "MessageGroupId": "g", "MessageDeduplicationId": format!("d{i}")}),
-        )
-        .await;
+        send_fifo(&a, &url, &format!("m{i}"), "g", &format!("d{i}")).await;
     }
     let broker = a.broker.addr;
     let once = Arc::new(AtomicBool::new(true));
@@ -1103,11 +1072,7 @@ async fn a_fifo_receive_that_fails_part_way_gives_its_claims_back() {
     let a = Endpoint::start().await;
     let url = make_queue(&a, "partway.fifo", &[("VisibilityTimeout", "30")], 0).await;
     for i in 0..3 {
-        a.sqs_ok(
-            "SendMessage",
-            json!({"QueueUrl": url, "MessageBody": format!("m{i}"), "MessageGroupId": "g", "MessageDeduplicationId": format!("d{i}")}),
-        )
-        .await;
+        send_fifo(&a, &url, &format!("m{i}"), "g", &format!("d{i}")).await;
     }
     // A second replica whose read of the group's claim record fails after it claimed.
     let fail = Arc::new(AtomicBool::new(true));

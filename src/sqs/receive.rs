@@ -689,8 +689,10 @@ async fn pop_claims<T: Transport>(
                 // answer was on the way (a slow broker), and the broker handed the group
                 // out anew. Only the newer claim holds it.
                 let group = |c: &Popped| c.messages.first().map(|m| m.partition_id.clone());
-                let again =
-                    group(&p).and_then(|g| popped.iter().position(|c| group(c) == Some(g.clone())));
+                let mine = group(&p);
+                let again = popped
+                    .iter()
+                    .position(|c| mine.is_some() && group(c) == mine);
                 if let Some(i) = again {
                     claimed -= popped.remove(i).messages.len();
                 }

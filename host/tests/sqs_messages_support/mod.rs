@@ -97,6 +97,17 @@ pub async fn send(ep: &Endpoint, url: &str, body: &str) -> Value {
         .await
 }
 
+/// Sends one FIFO message; answers its MessageId.
+pub async fn send_fifo(ep: &Endpoint, url: &str, body: &str, group: &str, dedup: &str) -> String {
+    let v = ep
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": group, "MessageDeduplicationId": dedup}),
+        )
+        .await;
+    v["MessageId"].as_str().expect("MessageId").to_string()
+}
+
 /// Sends messages `first..first + n` (bodies `m<i>`) with SendMessageBatch, ten at a time.
 pub async fn send_batches(ep: &Endpoint, url: &str, first: usize, n: usize) {
     for chunk in (first..first + n).collect::<Vec<_>>().chunks(10) {
