@@ -877,38 +877,44 @@ async fn a_fifo_pop_answered_after_its_lease_ran_out_does_not_fail_the_receive()
             {
                 return None;
             }
-            // The pop, made now; its answer, given after the 1 s lease has run out.
-            let mut c = std::net::TcpStream::connect(broker).unwrap();
-            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            let req = format!(
-                "GET {} HTTP/1.0\r\nHost: {broker}\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\r\n",
-                seen.path_and_query,
-                support::BROKER_TOKEN
-            );
-            c.write_all(req.as_bytes()).unwrap();
-            // Read the head, then as much body as it announces (a server may keep the
-            // connection open).
-            let mut raw = Vec::new();
-            let mut buf = [0u8; 65536];
-            let (status, body) = loop {
-                let n = c.read(&mut buf).unwrap_or(0);
-                raw.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&raw).to_string();
-                if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                    let length = head.lines().find_map(|l| {
-                        let (k, v) = l.split_once(':')?;
-                        k.eq_ignore_ascii_case("content-length")
-                            .then(|| v.trim().parse::<usize>().ok())?
-                    });
-                    if n == 0 || length.is_some_and(|len| body.len() >= len) {
-                        let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
-                        break (status, body.to_string());
+            // The pop, made now; its answer, given after the 1 s lease has run out. Blocking,
+            // so off the runtime's worker: a broker task parked behind this one would wait.
+            let path = seen.path_and_query.to_string();
+            tokio::task::block_in_place(move || {
+                let mut c = std::net::TcpStream::connect(broker).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let req = format!(
+                    "GET {} HTTP/1.0\r\nHost: {broker}\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\r\n",
+                    path,
+                    support::BROKER_TOKEN
+                );
+                c.write_all(req.as_bytes()).unwrap();
+                // Read the head, then as much body as it announces (a server may keep the
+                // connection open).
+                let mut raw = Vec::new();
+                let mut buf = [0u8; 65536];
+                let (status, body) = loop {
+                    let n = c
+                        .read(&mut buf)
+                        .unwrap_or_else(|e| panic!("reading the pop's answer: {e}"));
+                    raw.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&raw).to_string();
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length = head.lines().find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())?
+                        });
+                        if n == 0 || length.is_some_and(|len| body.len() >= len) {
+                            let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+                            break (status, body.to_string());
+                        }
                     }
-                }
-                assert!(n > 0, "the broker closed before answering the pop");
-            };
-            std::thread::sleep(Duration::from_millis(2_500));
-            Some((status, body.into_bytes()))
+                    assert!(n > 0, "the broker closed before answering the pop: {raw:?}");
+                };
+                std::thread::sleep(Duration::from_millis(2_500));
+                Some((status, body.into_bytes()))
+            })
         }))
         .await;
     let (status, v) = b
