@@ -422,7 +422,8 @@ async fn a_receive_stalled_past_its_pop_lease_does_not_cancel_a_later_receives_h
                 && body.contains("\"ack\"")
                 && body.contains("schedule");
             if receive && once.swap(false, SeqCst) {
-                std::thread::sleep(Duration::from_secs(36));
+                // Off the worker: a task parked behind this one would wait 36 s too.
+                tokio::task::block_in_place(|| std::thread::sleep(Duration::from_secs(36)));
             }
             None
         }))
