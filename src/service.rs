@@ -340,21 +340,7 @@ fn address_queue_by_path(input: &mut Value, req: &Request, base_url: &str) {
 
 /// A request id in AWS's UUID form.
 pub fn format_request_id(random: &[u8]) -> String {
-    let mut b = [0u8; 16];
-    for (dst, src) in b.iter_mut().zip(random) {
-        *dst = *src;
-    }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    crate::model::uuid::v4_from(random)
 }
 
 #[cfg(test)]

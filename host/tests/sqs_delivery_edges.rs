@@ -1520,3 +1520,53 @@ fn unnamed_duplicate_of_d1(seen: &support::Seen) -> Option<(u16, Vec<u8>)> {
         (200, answer.to_string().into_bytes())
     })
 }
+
+/// Found by the checker (embedded seed 301): a FIFO claim whose head was given back with
+/// a visibility of 0 (twice, in one batch) and whose other messages were then deleted one
+/// by one. The last delete releases the claim; the head's next receive is one too many and
+/// moves it alone. All six reached the dead-letter queue instead, the deleted five too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_head_given_back_before_the_rest_was_deleted_is_dead_lettered_alone() {
+    let ep = Endpoint::start().await;
+    let dlq = make_queue(&ep, "given-dlq.fifo", &[], 0).await;
+    let policy = json!({"deadLetterTargetArn": arn("given-dlq.fifo"), "maxReceiveCount": 1});
+    let url = make_queue(
+        &ep,
+        "given.fifo",
+        &[
+            ("VisibilityTimeout", "4"),
+            ("RedrivePolicy", &policy.to_string()),
+        ],
+        0,
+    )
+    .await;
+    let bodies = ["m0", "m1", "m2", "m3", "m4", "m5"];
+    for b in bodies {
+        send_fifo(&ep, &url, b, "g", b).await;
+    }
+    let held = receive_200(&ep, &url, json!({"VisibilityTimeout": 4})).await;
+    let got: Vec<&str> = held.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(got, bodies);
+    let handle = &held[0]["ReceiptHandle"];
+    let v = ep
+        .sqs_ok(
+            "ChangeMessageVisibilityBatch",
+            json!({"QueueUrl": url, "Entries": [
+                {"Id": "a", "ReceiptHandle": handle, "VisibilityTimeout": 0},
+                {"Id": "b", "ReceiptHandle": handle, "VisibilityTimeout": 0},
+            ]}),
+        )
+        .await;
+    assert_eq!(v["Successful"].as_array().map(Vec::len), Some(2), "{v}");
+    for i in [5, 4, 2, 1, 3] {
+        delete(&ep, &url, &held[i]).await;
+    }
+    let again = drain_bodies(&ep, &url, 1, 6, json!({})).await;
+    assert!(
+        again.is_empty(),
+        "m0 was dead-lettered, the rest deleted: {again:?}"
+    );
+    let dead = drain_bodies(&ep, &dlq, 6, 3, json!({})).await;
+    let dead: Vec<&String> = dead.keys().collect();
+    assert_eq!(dead, ["m0"], "only the message given back moves");
+}

@@ -1,5 +1,5 @@
 //! The SQS data model shared by actions: the payload envelope and its attributes,
-//! the MD5 digests clients check, message-body validation and receipt handles.
+//! the MD5 digests clients check, message-body validation, receipt handles and UUID text.
 
 pub mod attrs;
 pub mod body;
@@ -7,6 +7,7 @@ pub mod envelope;
 pub mod handle;
 pub mod md5;
 pub mod sequence;
+pub mod uuid;
 
 pub use attrs::{attrs_from_api, attrs_to_api, AttrData, AttrValue, Attrs, MAX_ATTRIBUTES};
 pub use body::{valid_sqs_body, valid_tag_text};

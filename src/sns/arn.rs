@@ -60,20 +60,7 @@ pub fn subscription_from_arn<'a>(cfg: &Config, arn: &'a str) -> Option<(&'a str,
 
 /// A UUID-shaped id (version 4 bits set) from `seed`.
 pub fn mint_uuid(seed: &str) -> String {
-    let d = Sha256::digest(seed.as_bytes());
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&d[..16]);
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    crate::model::uuid::v4_from(&Sha256::digest(seed.as_bytes()))
 }
 
 /// 8-4-4-4-12 lowercase or uppercase hex.

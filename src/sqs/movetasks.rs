@@ -32,6 +32,7 @@ use crate::service::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
 const TASK_PREFIX: &str = "qs:mv:";
@@ -83,15 +84,10 @@ fn read_handle(handle: &str) -> Option<HandleParts> {
 
 /// A task id shaped as a UUID (8-4-4-4-12 hex), as AWS's are.
 fn mint_task_id(request_id: &str) -> String {
-    let hex = crate::sqs::lanes::message_key(request_id, 0);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    let digest = Sha256::digest(format!("{request_id}/0").as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&digest[..16]);
+    crate::model::uuid::hyphenated(&b)
 }
 
 fn active_key(source: &str) -> String {

@@ -47,7 +47,7 @@ import botocore.exceptions as bx  # noqa: E402
 
 from model import (INVARIANTS, THROTTLE_CODES, History, QueueInfo, Send, attributes_size,  # noqa: E402
                    error_code, md5_of_body, now)
-from proxy import FaultProxy  # noqa: E402
+from proxy import FaultProxy, write_trace  # noqa: E402
 from servers import BrokerProc, HostProc, listening_pids  # noqa: E402
 
 PROFILES = ["clean", "faults", "kills", "chaos"]
@@ -1026,6 +1026,8 @@ class Run:
         with open(os.path.join(self.work, "faults.log"), "w") as f:
             for st, en, what in sorted(h.fault_windows + h.kill_windows):
                 f.write(f"{st - h.t0:8.3f}-{(en or st) - h.t0:8.3f} {what}\n")
+        if self.proxy is not None:
+            write_trace(os.path.join(self.work, "broker-calls.log"), list(self.proxy.trace), h.t0)
         log = os.path.join(self.work, "calls.log")
         with open(log, "w") as f:
             for c in sorted(h.calls, key=lambda c: c.ts):

@@ -19,6 +19,10 @@ While `enabled`, a request meets a fault with probability `rate`:
                answered by the proxy itself, not forwarded
   applied-500  forwarded, and the answer replaced by a 500 (it happened, the facade is told
                it failed)
+
+Every request is also traced (`trace`): when it came and went, its fault, its first line,
+the broker's status, and the heads of both bodies. A violation in a run is explained by
+the broker calls that led to it, which the client-side log cannot show.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from time import monotonic as now
 
 KINDS = [
     ("delay", 24), ("long-delay", 2), ("late-answer", 10), ("refuse", 10),
@@ -33,6 +38,24 @@ KINDS = [
     ("applied-500", 5),
 ]
 MAX_HEAD = 256 * 1024
+
+
+TRACE_EXCERPT = 700
+
+
+def excerpt(body: bytes) -> str:
+    """The head of a body on one line (chunk framing and all: it is for reading)."""
+    return body[:TRACE_EXCERPT].decode("utf-8", "replace").replace("\n", " ").replace("\r", " ")
+
+
+def write_trace(path: str, trace: list, t0: float):
+    with open(path, "w") as f:
+        for st, en, fault, first, status, req, ans in sorted(trace, key=lambda t: t[0]):
+            f.write(f"{st - t0:8.3f}-{(en or st) - t0:8.3f} {fault or '-'} {status or '-'} {first}\n")
+            if req:
+                f.write(f"    > {req}\n")
+            if ans:
+                f.write(f"    < {ans}\n")
 
 
 class HttpError(Exception):
@@ -111,6 +134,8 @@ class FaultProxy:
         self.port = None
         self.thread = None
         self.tasks = set()
+        # (start, end, fault, first line, status, request excerpt, answer excerpt)
+        self.trace: list[tuple] = []
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -200,6 +225,8 @@ class FaultProxy:
                 self.requests += 1
                 fault = self.pick()
                 window = self.history.fault_begin(f"{fault[0]} {first[:60]}") if fault else None
+                traced = [now(), None, fault[0] if fault else "", first, None, excerpt(body), ""]
+                self.trace.append(traced)
                 try:
                     kind = fault[0] if fault else None
                     if kind in ("delay", "long-delay"):
@@ -223,6 +250,7 @@ class FaultProxy:
                     rfirst, rheaders = parse_head(rhead)
                     status = int(rfirst.split(" ")[1])
                     rbody, must_close = await read_body(ureader, rheaders, True, status, method)
+                    traced[4], traced[6] = status, excerpt(rbody)
                     if rheaders.get("connection", "").lower() == "close":
                         must_close = True
                     if kind == "lost-answer":
@@ -243,6 +271,7 @@ class FaultProxy:
                     if must_close:
                         return
                 finally:
+                    traced[1] = now()
                     if window is not None:
                         self.history.fault_end(window)
         except (HttpError, ConnectionError, asyncio.IncompleteReadError, ValueError, OSError):
