@@ -855,9 +855,48 @@ async fn a_deduplication_id_used_since_a_purge_stays_a_duplicate_in_a_group_busy
 /// which the broker refuses (`kv_duplicate_key_in_call`): the receive answered 500. The
 /// broker's late answer is scripted: the proxy makes the pop itself and holds its answer
 /// past the lease.
+/// Makes the broker call a proxy hook `seen`, itself, over a plain connection (a hook
+/// that answers in the broker's place can then answer late, or make the call late).
+/// Blocking: call it under `block_in_place`.
+fn call_broker(broker: std::net::SocketAddr, seen: &support::Seen) -> (u16, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(broker).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let head = format!(
+        "{} {} HTTP/1.0\r\nHost: {broker}\r\nConnection: close\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        seen.method,
+        seen.path_and_query,
+        support::BROKER_TOKEN,
+        seen.body.len()
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    c.write_all(seen.body).unwrap();
+    // The head, then as much body as it announces (a server may keep the connection open).
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        let n = c
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("reading the broker's answer: {e}"));
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse::<usize>().ok())?
+            });
+            if n == 0 || length.is_some_and(|len| body.len() >= len) {
+                let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+                return (status, body.as_bytes().to_vec());
+            }
+        }
+        assert!(n > 0, "the broker closed before answering: {raw:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_fifo_pop_answered_after_its_lease_ran_out_does_not_fail_the_receive() {
-    use std::io::{Read, Write};
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
     use std::sync::Arc;
     let a = Endpoint::start().await;
@@ -880,41 +919,10 @@ async fn a_fifo_pop_answered_after_its_lease_ran_out_does_not_fail_the_receive()
             }
             // The pop, made now; its answer, given after the 1 s lease has run out. Blocking,
             // so off the runtime's worker: a broker task parked behind this one would wait.
-            let path = seen.path_and_query.to_string();
-            tokio::task::block_in_place(move || {
-                let mut c = std::net::TcpStream::connect(broker).unwrap();
-                c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                let req = format!(
-                    "GET {} HTTP/1.0\r\nHost: {broker}\r\nConnection: close\r\nAuthorization: Bearer {}\r\n\r\n",
-                    path,
-                    support::BROKER_TOKEN
-                );
-                c.write_all(req.as_bytes()).unwrap();
-                // Read the head, then as much body as it announces (a server may keep the
-                // connection open).
-                let mut raw = Vec::new();
-                let mut buf = [0u8; 65536];
-                let (status, body) = loop {
-                    let n = c
-                        .read(&mut buf)
-                        .unwrap_or_else(|e| panic!("reading the pop's answer: {e}"));
-                    raw.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&raw).to_string();
-                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                        let length = head.lines().find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse::<usize>().ok())?
-                        });
-                        if n == 0 || length.is_some_and(|len| body.len() >= len) {
-                            let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
-                            break (status, body.to_string());
-                        }
-                    }
-                    assert!(n > 0, "the broker closed before answering the pop: {raw:?}");
-                };
+            tokio::task::block_in_place(|| {
+                let answer = call_broker(broker, seen);
                 std::thread::sleep(Duration::from_millis(2_500));
-                Some((status, body.into_bytes()))
+                Some(answer)
             })
         }))
         .await;
@@ -1569,4 +1577,129 @@ async fn a_fifo_head_given_back_before_the_rest_was_deleted_is_dead_lettered_alo
     let dead = drain_bodies(&ep, &dlq, 6, 3, json!({})).await;
     let dead: Vec<&String> = dead.keys().collect();
     assert_eq!(dead, ["m0"], "only the message given back moves");
+}
+
+/// Found by the checker (embedded seed 301): a FIFO receive slow enough that its claim's
+/// lease ran out before it recorded the claim. Meanwhile another receive claimed the group
+/// and recorded that claim; the slow receive's compare-and-set then lost, re-read, and
+/// wrote its own claim over the newer one. Every delete of the newer claim was answered
+/// success and recorded nothing (the record named another lease), so the deleted messages
+/// came back when its visibility ended (there: dead-lettered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_receive_recording_its_claim_after_its_lease_ran_out_keeps_the_newer_claims_deletes() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = a
+        .create_queue("late-record.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    for i in 0..3 {
+        send_fifo(&a, &url, &format!("m{i}"), "g", &format!("d{i}")).await;
+    }
+    let broker = a.broker.addr;
+    let once = Arc::new(AtomicBool::new(true));
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let records_a_claim = seen.path_and_query.starts_with("/api/v1/kv")
+                && seen.method == hyper::Method::POST
+                && String::from_utf8_lossy(seen.body).contains("qs:fc:");
+            if !records_a_claim || !once.swap(false, SeqCst) {
+                return None;
+            }
+            // The claim's record, written 2.5 s late: after its 1 s lease ran out and the
+            // other replica claimed the group and recorded that.
+            tokio::task::block_in_place(|| {
+                std::thread::sleep(Duration::from_millis(2_500));
+                Some(call_broker(broker, seen))
+            })
+        }))
+        .await;
+    let b_url = url.replace(&a.url, &b.url);
+    let (slow, held) = tokio::join!(
+        b.sqs(
+            "ReceiveMessage",
+            json!({"QueueUrl": b_url, "MaxNumberOfMessages": 10, "VisibilityTimeout": 1}),
+        ),
+        async {
+            sleep_ms(1_500).await;
+            receive_200(&a, &url, json!({"VisibilityTimeout": 3})).await
+        }
+    );
+    assert_eq!(slow.0, 200, "{}", slow.1);
+    let bodies: Vec<&str> = held.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["m0", "m1", "m2"], "the group, claimed again");
+    for m in [&held[1], &held[0], &held[2]] {
+        delete(&a, &url, m).await;
+    }
+    sleep_ms(3_000).await;
+    let back = drain_bodies(&a, &url, 1, 3, json!({})).await;
+    assert!(back.is_empty(), "deleted, and delivered again: {back:?}");
+}
+
+/// Found by the checker (embedded seed 309, clean): a standard receive whose pop held only
+/// messages past `maxReceiveCount` moved them to the dead-letter queue and answered empty
+/// at once, a long poll too, while later messages were visible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receive_that_pops_only_messages_to_dead_letter_answers_what_is_behind_them() {
+    let ep = Endpoint::start().await;
+    let (url, dlq) = with_dead_letter(&ep, "past-count", 1, &[], 1).await;
+    send(&ep, &url, "m0").await;
+    let first = receive_200(&ep, &url, json!({"VisibilityTimeout": 1})).await;
+    assert_eq!(first.len(), 1);
+    // m0 comes back into the one lane after its visibility; m1 is sent behind it.
+    sleep_ms(2_000).await;
+    send(&ep, &url, "m1").await;
+    let started = Instant::now();
+    let got = receive_200(
+        &ep,
+        &url,
+        json!({"MaxNumberOfMessages": 1, "WaitTimeSeconds": 2}),
+    )
+    .await;
+    let bodies: Vec<&str> = got.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(
+        bodies,
+        ["m1"],
+        "m0 was dead-lettered, m1 is visible (answered after {:?})",
+        started.elapsed()
+    );
+    let dead = drain_bodies(&ep, &dlq, 1, 3, json!({})).await;
+    assert_eq!(dead.keys().collect::<Vec<_>>(), ["m0"]);
+}
+
+/// The FIFO side of the one above: a receive whose claims held only a message past
+/// `maxReceiveCount` answered empty at once while another group was visible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_receive_that_claims_only_messages_to_dead_letter_answers_another_group() {
+    let ep = Endpoint::start().await;
+    let dlq = make_queue(&ep, "past-count-dlq.fifo", &[], 0).await;
+    let policy = json!({"deadLetterTargetArn": arn("past-count-dlq.fifo"), "maxReceiveCount": 1});
+    let url = make_queue(
+        &ep,
+        "past-count.fifo",
+        &[("RedrivePolicy", &policy.to_string())],
+        0,
+    )
+    .await;
+    send_fifo(&ep, &url, "m0", "g0", "d0").await;
+    let first = receive_200(&ep, &url, json!({"VisibilityTimeout": 1})).await;
+    assert_eq!(first.len(), 1);
+    sleep_ms(2_000).await;
+    send_fifo(&ep, &url, "m1", "g1", "d1").await;
+    let started = Instant::now();
+    let got = receive_200(
+        &ep,
+        &url,
+        json!({"MaxNumberOfMessages": 1, "WaitTimeSeconds": 2}),
+    )
+    .await;
+    let bodies: Vec<&str> = got.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(
+        bodies,
+        ["m1"],
+        "m0 was dead-lettered, g1 is visible (answered after {:?})",
+        started.elapsed()
+    );
+    let dead = drain_bodies(&ep, &dlq, 1, 3, json!({})).await;
+    assert_eq!(dead.keys().collect::<Vec<_>>(), ["m0"]);
 }

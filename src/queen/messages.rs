@@ -67,6 +67,10 @@ pub struct Popped {
     pub lease_id: String,
     #[serde(default)]
     pub messages: Vec<PoppedMessage>,
+    /// When the pop was asked, on the transport's monotonic clock (the facade's own note,
+    /// never on the wire): the claim's lease started after it.
+    #[serde(skip)]
+    pub asked_at_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -257,11 +261,13 @@ impl<T: Transport> Queen<'_, T> {
         if let Some(s) = opts.lease_seconds {
             path.push_str(&format!("&leaseSeconds={}", s.max(1)));
         }
+        let asked_at_ms = self.transport.clock_ms();
         let resp = self.call("GET", path, None, timeout).await?;
         if resp.status == 204 || resp.body.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
-        let popped: Popped = parse(&resp.body)?;
+        let mut popped: Popped = parse(&resp.body)?;
+        popped.asked_at_ms = asked_at_ms;
         if popped.messages.is_empty() {
             return Ok(None);
         }

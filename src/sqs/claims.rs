@@ -359,6 +359,29 @@ pub struct Claim<'a> {
     pub messages: &'a [PoppedMessage],
     /// Ids of the claim the receive acked (deleted ones, dead-lettered ones).
     pub acked: Vec<String>,
+    /// Until when, on the transport's monotonic clock, the lease is surely live (see
+    /// [`surely_live_until`]); `None` without a clock.
+    pub live_until_ms: Option<u64>,
+}
+
+/// Slack for the two clocks' rates and for the broker starting the lease a little after
+/// the pop was asked (which only makes the lease end later).
+const LIVE_MARGIN_MS: u64 = 200;
+
+/// The broker starts a pop's lease after the pop was asked, so the lease lasts at least
+/// until `asked_at + lease`.
+pub fn surely_live_until(asked_at_ms: Option<u64>, lease_seconds: u64) -> Option<u64> {
+    asked_at_ms.map(|t| (t + lease_seconds * 1000).saturating_sub(LIVE_MARGIN_MS))
+}
+
+/// What recording a receive's claim came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reopened {
+    /// The record written (`None`: the claim needs none).
+    Written(Option<ClaimRecord>),
+    /// The claim's lease ran out before it was recorded, and the group may be claimed by
+    /// another receive since: the claim is not this receive's to answer.
+    LeaseLost,
 }
 
 /// How a receive treats one claim, given the group's record.
@@ -438,15 +461,22 @@ pub fn reopened(
     }
 }
 
-/// Writes a group's record for its new claim, compare-and-set against `current`; on a
-/// lost race (a late delete of the previous claim landed) re-reads and recomputes.
-/// Answers the record written (or `None` when the claim needs none).
+/// Writes a group's record for its new claim, compare-and-set against `current` (read at
+/// `read_at_ms` on the transport's clock); on a lost race (a late delete of the previous
+/// claim landed) re-reads and recomputes.
+///
+/// Only while the claim's lease is live: a record read after it ran out may be a NEWER
+/// claim's, and writing over it would make every delete of that claim a no-op (its
+/// handles would name a lease the record does not). Each record written over was read
+/// while the lease was surely live by the clock, or is confirmed so afterwards by
+/// extending the lease (a lease that ran out is never revived).
 pub async fn write_reopened<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     claim: &Claim<'_>,
     mut current: Stored,
-) -> Result<Option<ClaimRecord>, ApiError> {
+    mut read_at_ms: Option<u64>,
+) -> Result<Reopened, ApiError> {
     let key = record_key(&q.name, &claim.partition_id);
     for _ in 0..CAS_TRIES {
         let next = reopened(
@@ -456,12 +486,20 @@ pub async fn write_reopened<T: Transport>(
             &claim.acked,
         );
         let Some(op) = write_op(q, &key, &current, &next) else {
-            return Ok(None);
+            return Ok(Reopened::Written(None));
         };
+        if !read_while_live(ctx, claim, read_at_ms).await? {
+            return Ok(Reopened::LeaseLost);
+        }
         let r = ctx.queen.kv_results(vec![op]).await?;
         match r.first() {
-            Some(res) if res.applied() => return Ok(next.needed().then_some(next)),
-            Some(res) => current = current_of(res),
+            Some(res) if res.applied() => {
+                return Ok(Reopened::Written(next.needed().then_some(next)))
+            }
+            Some(res) => {
+                current = current_of(res);
+                read_at_ms = ctx.queen.transport().clock_ms();
+            }
             None => break,
         }
     }
@@ -469,6 +507,22 @@ pub async fn write_reopened<T: Transport>(
         ErrorCode::InternalError,
         "The receive could not record its claim (contention); try again.",
     ))
+}
+
+/// Whether the claim's lease was live when the record was read at `read_at_ms`: by the
+/// clock when it says so, otherwise by asking the broker now (an extension by at most a
+/// second, which succeeds only on a live lease).
+async fn read_while_live<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    claim: &Claim<'_>,
+    read_at_ms: Option<u64>,
+) -> Result<bool, ApiError> {
+    if let (Some(read), Some(until)) = (read_at_ms, claim.live_until_ms) {
+        if read <= until {
+            return Ok(true);
+        }
+    }
+    Ok(ctx.queen.extend(&claim.lease, 1).await?.renewed > 0)
 }
 
 /// The ack that settles a claim from the front.

@@ -116,10 +116,21 @@ pub async fn receive_message<T: Transport>(
 /// attempt counter would also count receives that answered nothing and messages never
 /// delivered. A message whose copy is larger than a timer may carry is given back to its
 /// lane instead and held by a lease of its own (`hold_by_lease`).
+/// What is left of a long poll's `wait_s` since `started` (the transport's clock): a
+/// receive that pops again waits no longer in all than it was asked to. All of it without
+/// a clock.
+fn wait_left_ms<T: Transport>(ctx: &Ctx<'_, T>, started: Option<u64>, wait_s: u64) -> u64 {
+    let wait_ms = wait_s * 1000;
+    match (started, ctx.queen.transport().clock_ms()) {
+        (Some(s), Some(now)) => wait_ms.saturating_sub(now.saturating_sub(s)),
+        _ => wait_ms,
+    }
+}
+
 /// Pops after a pop that held nothing deliverable (copies of deliveries deleted late,
-/// second copies of one delivery): such a pop returns at once, so the receive pops again
-/// rather than answer empty while messages are visible (a long poll waits again then; it
-/// waited for nothing the first time).
+/// second copies of one delivery, messages moved to the dead-letter queue): such a pop
+/// returns at once, so the receive pops again rather than answer empty while messages are
+/// visible (a long poll waits again then; it waited for nothing the first time).
 const DEAD_POP_RETRIES: usize = 3;
 
 async fn receive_standard<T: Transport>(
@@ -129,12 +140,13 @@ async fn receive_standard<T: Transport>(
     wait_s: u64,
     visibility_s: u64,
 ) -> Result<Value, ApiError> {
-    let wait_ms = (wait_s > 0).then_some(wait_s * 1000);
-    let opts = PopOptions {
-        wait_ms,
-        lease_seconds: Some(visibility::POP_LEASE_SECONDS),
-    };
+    let started = ctx.queen.transport().clock_ms();
     for _ in 0..=DEAD_POP_RETRIES {
+        let wait_ms = wait_left_ms(ctx, started, wait_s);
+        let opts = PopOptions {
+            wait_ms: (wait_ms > 0).then_some(wait_ms),
+            lease_seconds: Some(visibility::POP_LEASE_SECONDS),
+        };
         let Some(popped) = ctx
             .queen
             .pop_wide(&v.q.name, opts, max as u32, max as u32)
@@ -144,7 +156,7 @@ async fn receive_standard<T: Transport>(
         };
         match answer_popped(ctx, v, &popped, visibility_s).await? {
             Answer::Messages(out) => return Ok(json!({ "Messages": out })),
-            Answer::OnlyDead => continue,
+            Answer::Consumed => continue,
             Answer::Nothing => break,
         }
     }
@@ -154,8 +166,9 @@ async fn receive_standard<T: Transport>(
 /// What a standard receive answers from one pop.
 enum Answer {
     Messages(Vec<Value>),
-    /// Everything popped was dropped as dead (deleted late, or a second copy).
-    OnlyDead,
+    /// Everything popped was consumed unanswered: dropped as dead (deleted late, or a
+    /// second copy) or moved to the dead-letter queue.
+    Consumed,
     /// Nothing to answer for another reason (held back, given back, not taken).
     Nothing,
 }
@@ -241,9 +254,12 @@ async fn answer_popped<T: Transport>(
     if !out.is_empty() {
         return Ok(Answer::Messages(out));
     }
-    let only_dead = plan.fates.iter().all(|(_, _, f)| matches!(f, Fate::Drop));
-    Ok(if only_dead {
-        Answer::OnlyDead
+    let consumed = plan
+        .fates
+        .iter()
+        .all(|(_, _, f)| matches!(f, Fate::Drop | Fate::DeadLetter(_)));
+    Ok(if consumed {
+        Answer::Consumed
     } else {
         Answer::Nothing
     })
@@ -498,34 +514,43 @@ async fn receive_fifo<T: Transport>(
     lease_s: u64,
     release: bool,
 ) -> Result<Value, ApiError> {
-    let popped = pop_claims(ctx, &v.q.name, max, wait_s, lease_s).await?;
-    if popped.is_empty() {
-        return Ok(json!({}));
-    }
-    // A receive that fails after its claims were made answers nothing: it gives them back
-    // at once (ack `retry` at each claim's last message, so even a claim whose deleted
-    // head was acked on the way is released), rather than hiding their groups for the
-    // visibility timeout. Their receive counts are taken back (`answer_claims`).
-    let give_back: Vec<Ack> = popped
-        .iter()
-        .filter_map(|p| {
-            let last = p.messages.last()?;
-            let lease = last.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
-            Some(claims::ack(
-                &last.transaction_id,
-                &last.partition_id,
-                &lease,
-                "retry",
-            ))
-        })
-        .collect();
-    match answer_claims(ctx, v, popped, release).await {
-        Ok(answer) => Ok(answer),
-        Err(e) => {
-            release_all(ctx, &give_back).await;
-            Err(e)
+    let started = ctx.queen.transport().clock_ms();
+    for _ in 0..=DEAD_POP_RETRIES {
+        let wait_ms = wait_left_ms(ctx, started, wait_s);
+        let popped = pop_claims(ctx, &v.q.name, max, wait_ms, lease_s).await?;
+        if popped.is_empty() {
+            break;
+        }
+        // A receive that fails after its claims were made answers nothing: it gives them
+        // back at once (ack `retry` at each claim's last message, so even a claim whose
+        // deleted head was acked on the way is released), rather than hiding their groups
+        // for the visibility timeout. Their receive counts are taken back (`answer_claims`).
+        let give_back: Vec<Ack> = popped
+            .iter()
+            .filter_map(|p| {
+                let last = p.messages.last()?;
+                let lease = last.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
+                Some(claims::ack(
+                    &last.transaction_id,
+                    &last.partition_id,
+                    &lease,
+                    "retry",
+                ))
+            })
+            .collect();
+        match answer_claims(ctx, v, popped, lease_s, release).await {
+            Ok(answer) if answer.get("Messages").is_some() => return Ok(answer),
+            // Every claim came to nothing (its messages deleted already, dead-lettered, or
+            // its lease lost): those groups are settled or held, so popping again finds
+            // others, as SQS answers what is visible.
+            Ok(_) => continue,
+            Err(e) => {
+                release_all(ctx, &give_back).await;
+                return Err(e);
+            }
         }
     }
+    Ok(json!({}))
 }
 
 /// The FIFO receive's claims opened against their groups' records and answered.
@@ -533,6 +558,7 @@ async fn answer_claims<T: Transport>(
     ctx: &Ctx<'_, T>,
     v: &View<'_>,
     mut popped: Vec<Popped>,
+    lease_s: u64,
     release: bool,
 ) -> Result<Value, ApiError> {
     let q = v.q;
@@ -549,7 +575,7 @@ async fn answer_claims<T: Transport>(
     let counted = |p: &Popped| p.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
     let all_ids: Vec<String> = popped.iter().flat_map(counted).collect();
     let mut unanswered: Vec<String> = Vec::new();
-    let answer = answer_counted(ctx, v, &popped, release, &mut unanswered).await;
+    let answer = answer_counted(ctx, v, &popped, lease_s, release, &mut unanswered).await;
     match &answer {
         Ok(_) => receive_counts::uncount(ctx, q, &unanswered).await,
         Err(_) => receive_counts::uncount(ctx, q, &all_ids).await,
@@ -562,6 +588,7 @@ async fn answer_counted<T: Transport>(
     ctx: &Ctx<'_, T>,
     v: &View<'_>,
     popped: &[Popped],
+    lease_s: u64,
     release: bool,
     unanswered: &mut Vec<String>,
 ) -> Result<Value, ApiError> {
@@ -571,6 +598,7 @@ async fn answer_counted<T: Transport>(
         .filter_map(|p| p.messages.first().map(|m| m.partition_id.clone()))
         .collect();
     let records = claims::load_groups(ctx, q, &partitions).await?;
+    let read_at_ms = ctx.queen.transport().clock_ms();
     let mut dlq = DeadLetter::Unresolved;
     let mut out = Vec::new();
     let mut releases: Vec<Ack> = Vec::new();
@@ -630,8 +658,15 @@ async fn answer_counted<T: Transport>(
             partition_id: pid.clone(),
             messages: rest,
             acked,
+            live_until_ms: claims::surely_live_until(p.asked_at_ms, lease_s),
         };
-        let record = claims::write_reopened(ctx, q, &claim, current).await?;
+        let record = match claims::write_reopened(ctx, q, &claim, current, read_at_ms).await? {
+            claims::Reopened::Written(record) => record,
+            claims::Reopened::LeaseLost => {
+                unanswered.extend(rest.iter().map(|m| m.id.clone()));
+                continue;
+            }
+        };
         let deleted: &[String] = record.as_ref().map_or(&[], |r| r.deleted.as_slice());
         if release && !rest.is_empty() {
             releases.push(claims::ack(&rest[0].transaction_id, &pid, &lease, "retry"));
@@ -664,7 +699,7 @@ async fn pop_claims<T: Transport>(
     ctx: &Ctx<'_, T>,
     queue: &str,
     max: usize,
-    wait_s: u64,
+    wait_ms: u64,
     lease_s: u64,
 ) -> Result<Vec<Popped>, ApiError> {
     let mut popped: Vec<Popped> = Vec::new();
@@ -674,7 +709,7 @@ async fn pop_claims<T: Transport>(
     let mut rounds = 0;
     while claimed < max && rounds <= max {
         rounds += 1;
-        let wait_ms = (popped.is_empty() && wait_s > 0).then_some(wait_s * 1000);
+        let wait_ms = (popped.is_empty() && wait_ms > 0).then_some(wait_ms);
         let opts = PopOptions {
             wait_ms,
             lease_seconds: Some(lease_s),
