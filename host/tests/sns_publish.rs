@@ -671,3 +671,56 @@ async fn publish_batch_on_a_fifo_topic_keeps_entry_order() {
         vec!["m0", "m1", "m2", "m4", "m5", "m6", "m7", "m8", "m9"]
     );
 }
+
+/// Issue 21, item 9: the two-step fan-out (a subscriber already holding the deduplication
+/// id) stopped between its steps: the topic's claim written, the FIFO subscribers' pushes
+/// and the claim's withdrawal never made (a crash, a cancelled request). The client's
+/// retry was answered as a duplicate and the other FIFO subscriber never got the publish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_publish_retried_after_a_crash_between_its_two_steps_reaches_every_subscriber() {
+    use std::sync::Arc;
+    let ep = Endpoint::start().await;
+    let t = create_topic(&ep, "crash.fifo", &[("FifoTopic", "true")]).await;
+    let held = make_queue(&ep, "held2.fifo").await;
+    let other = make_queue(&ep, "other2.fifo").await;
+    for q in [&held, &other] {
+        subscribe(&ep, &t, q, &[("RawMessageDelivery", "true")]).await;
+    }
+    let (status, _, _) = ep
+        .broker
+        .handle(
+            "POST",
+            "/api/v1/push",
+            json!({"items": [{"queue": "held2.fifo", "partition": "g",
+                "transactionId": "dup-2", "payload": {"b": "direct"}}]})
+            .to_string()
+            .into(),
+        )
+        .await;
+    assert!(status < 300, "push {status}");
+    // The replica that "crashes": after the claim, neither the pushes nor the withdrawal
+    // of the claim reach the broker.
+    let crashing = ep
+        .replica_behind(Arc::new(|seen: &support::Seen| {
+            let body = String::from_utf8_lossy(seen.body);
+            let push = seen.path_and_query.starts_with("/api/v1/push");
+            let withdraw =
+                seen.path_and_query.starts_with("/api/v1/kv") && body.contains("\"delete\"");
+            (push || withdraw).then(|| (503, b"{\"error\":\"gone\"}".to_vec()))
+        }))
+        .await;
+    let extra = [("MessageGroupId", "g"), ("MessageDeduplicationId", "dup-2")];
+    let (status, xml) = publish(&crashing, &t, "published", &[], &extra).await;
+    assert_ne!(
+        status, 200,
+        "the crashed publish is not answered success: {xml}"
+    );
+    // The client retries, through a healthy replica.
+    publish_ok(&ep, &t, "published", &[], &extra).await;
+    let bodies = |d: Vec<Delivered>| d.iter().map(|x| x.body().to_string()).collect::<Vec<_>>();
+    assert_eq!(bodies(drain(&ep, "other2.fifo").await), vec!["published"]);
+    assert_eq!(bodies(drain(&ep, "held2.fifo").await), vec!["direct"]);
+    // And still once: a third publish of the id delivers nothing more.
+    publish_ok(&ep, &t, "published", &[], &extra).await;
+    assert!(drain(&ep, "other2.fifo").await.is_empty());
+}

@@ -177,7 +177,7 @@ pub async fn deliver<T: Transport>(
         txn.kv.push(
             KvOp::put_ttl(
                 dedup_key(&topic.name, &scope),
-                json!(message_id),
+                json!({"messageId": message_id, "group": entry.group}),
                 DEDUP_WINDOW_S,
                 Some(0),
             )
@@ -192,15 +192,52 @@ pub async fn deliver<T: Transport>(
         TxnOutcome::RolledBack {
             reason: RollbackReason::KvPrecondition,
             ..
-        } => Ok(Outcome::Duplicate),
+        } => repeat(ctx, &txn, txn.pushes.clone(), entry.group.as_deref()).await,
         // A FIFO subscriber queue holds the deduplication id already (sent to it
         // directly): that queue drops its copy, the others must still get theirs.
         TxnOutcome::RolledBack {
             reason: RollbackReason::Duplicate,
             ..
-        } => deliver_past_a_subscriber_duplicate(ctx, txn).await,
+        } => deliver_past_a_subscriber_duplicate(ctx, txn, entry.group.as_deref()).await,
         TxnOutcome::RolledBack { .. } => Err(internal()),
     }
+}
+
+/// A publish repeating a deduplication id the topic holds. The topic's claim was written
+/// with every push that carries no deduplication id, but the FIFO subscribers' pushes may
+/// follow it in a second step (`deliver_past_a_subscriber_duplicate`) that a crash or a
+/// cancelled request can stop short of. So they are made again when the claim is of this
+/// message group: each FIFO queue then holds the id in that group's lane for at least as
+/// long as the topic holds its claim, and drops a copy it already has. (A repeat from
+/// another group, under the topic-wide scope, would be new to the queue: it is not made.)
+async fn repeat<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    txn: &Transaction,
+    pushes: Vec<PushItem>,
+    group: Option<&str>,
+) -> Result<Outcome, ApiError> {
+    let keyed: Vec<PushItem> = pushes
+        .into_iter()
+        .filter(|p| p.transaction_id.is_some())
+        .collect();
+    let claims: Vec<KvOp> = txn
+        .kv
+        .iter()
+        .filter_map(|op| op.key.clone())
+        .map(KvOp::get)
+        .collect();
+    if keyed.is_empty() || claims.is_empty() {
+        return Ok(Outcome::Duplicate);
+    }
+    let found = ctx.queen.kv_results(claims).await.map_err(broker)?;
+    let same_group = found
+        .iter()
+        .filter_map(|r| r.row())
+        .all(|row| row.value.get("group").and_then(|g| g.as_str()) == group);
+    if same_group {
+        ctx.queen.push(&keyed).await.map_err(broker)?;
+    }
+    Ok(Outcome::Duplicate)
 }
 
 /// The fan-out again in two steps: the topic's deduplication claim with the pushes that
@@ -210,6 +247,7 @@ pub async fn deliver<T: Transport>(
 async fn deliver_past_a_subscriber_duplicate<T: Transport>(
     ctx: &Ctx<'_, T>,
     mut txn: Transaction,
+    group: Option<&str>,
 ) -> Result<Outcome, ApiError> {
     let (keyed, unkeyed): (Vec<PushItem>, Vec<PushItem>) = std::mem::take(&mut txn.pushes)
         .into_iter()
@@ -222,7 +260,7 @@ async fn deliver_past_a_subscriber_duplicate<T: Transport>(
             TxnOutcome::RolledBack {
                 reason: RollbackReason::KvPrecondition,
                 ..
-            } => return Ok(Outcome::Duplicate),
+            } => return repeat(ctx, &txn, keyed, group).await,
             TxnOutcome::RolledBack { .. } => return Err(internal()),
         }
     }
