@@ -11,12 +11,54 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 /// How many requests can be inside the component at once (each holds one instance slot).
 pub const MAX_CONCURRENT_INSTANCES: u32 = 1000;
 
+/// How often the engine's epoch advances: the grain of the guest's CPU budget.
+pub const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// The per-request store's data.
 pub struct State {
     pub(crate) wasi: WasiCtx,
     pub(crate) http: WasiHttpCtx,
     pub(crate) table: ResourceTable,
     pub(crate) outgoing: Outgoing,
+    /// Epoch ticks the current request has run guest code through (see [`arm_budget`]).
+    pub(crate) ticks_run: u64,
+}
+
+/// Bounds the guest's work on one request: the epoch advances every [`EPOCH_TICK`], and
+/// each time it passes the store's deadline WHILE guest code runs, the callback counts a
+/// tick and yields to the runtime (so a busy guest never holds a worker thread). A guest
+/// that waits on the broker runs no code and is charged one tick when it resumes; a long
+/// poll costs next to nothing. Past `ticks` the call traps: the request is answered 500,
+/// its instance is dropped and its slot is freed, as for any trap.
+pub fn arm_budget(store: &mut wasmtime::Store<State>, ticks: u64) {
+    store.data_mut().ticks_run = 0;
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |mut ctx| {
+        let run = &mut ctx.data_mut().ticks_run;
+        *run += 1;
+        if *run > ticks {
+            return Err(wasmtime::Error::msg(format!(
+                "the request ran guest code past its budget of {} ms",
+                ticks * EPOCH_TICK.as_millis() as u64
+            )));
+        }
+        Ok(wasmtime::UpdateDeadline::Yield(1))
+    });
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] for as long as the engine lives.
+fn tick_epochs(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("queen-sqs-epoch".into())
+        .spawn(move || loop {
+            std::thread::sleep(EPOCH_TICK);
+            match weak.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => return,
+            }
+        })
+        .expect("the epoch thread starts");
 }
 
 impl WasiView for State {
@@ -60,7 +102,11 @@ fn engine() -> Result<Engine> {
     // Reserve less address space per memory than the 4 GiB default: slots are many, memories small.
     config.memory_reservation(256 << 20);
     config.memory_guard_size(64 << 10);
-    Ok(Engine::new(&config)?)
+    // Guest code checks the epoch, so a request's CPU is bounded (`arm_budget`).
+    config.epoch_interruption(true);
+    let engine = Engine::new(&config)?;
+    tick_epochs(&engine);
+    Ok(engine)
 }
 
 /// Compiles the component once and links it against WASI 0.2 and wasi:http.

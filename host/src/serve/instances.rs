@@ -26,6 +26,8 @@ use wasmtime_wasi_http::RequestOptions;
 pub const IDLE: u32 = 64;
 /// Requests one instance serves before it is retired.
 pub const MAX_USES: u32 = 10_000;
+/// The guest CPU an instantiation may take, in epoch ticks (10 s).
+const INSTANTIATION_TICKS: u64 = 1000;
 
 /// One instantiated component and its store.
 pub struct Instance {
@@ -65,6 +67,8 @@ impl Instances {
             return Ok(instance);
         }
         let mut store = Store::new(&loaded.engine, state());
+        // Instantiating runs guest code too; each request re-arms its own budget.
+        super::engine::arm_budget(&mut store, INSTANTIATION_TICKS);
         let proxy = loaded.pre.instantiate_async(&mut store).await?;
         self.created.fetch_add(1, Ordering::Relaxed);
         Ok(Instance {

@@ -15,7 +15,7 @@
 //!   publishes are served while receivers wait.
 
 use super::console;
-use super::engine::{Loaded, State, MAX_CONCURRENT_INSTANCES};
+use super::engine::{arm_budget, Loaded, State, EPOCH_TICK, MAX_CONCURRENT_INSTANCES};
 use super::instances::Instances;
 use super::metrics::Metrics;
 use super::outgoing::Outgoing;
@@ -54,6 +54,9 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// Requests inside the component at once (at most the instance pool's size).
     pub max_inflight: u32,
+    /// Guest CPU one request may use (`QUEEN_SQS_GUEST_CPU_MS`; 0 stops every request at
+    /// the first tick it runs through, which is for tests). Waiting costs none of it.
+    pub guest_cpu: Duration,
 }
 
 impl Default for Limits {
@@ -62,6 +65,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_inflight: MAX_CONCURRENT_INSTANCES,
+            guest_cpu: Duration::from_secs(30),
         }
     }
 }
@@ -93,6 +97,16 @@ impl Limits {
         if let Some(d) = ms("QUEEN_SQS_BODY_TIMEOUT_MS", 600_000)? {
             limits.body_timeout = d;
         }
+        if let Some(v) = get("QUEEN_SQS_GUEST_CPU_MS") {
+            match v.parse::<u64>() {
+                Ok(n) if n <= 3_600_000 => limits.guest_cpu = Duration::from_millis(n),
+                _ => {
+                    return Err(format!(
+                        "QUEEN_SQS_GUEST_CPU_MS must be a whole number of milliseconds from 0 to 3600000, got {v:?}"
+                    ))
+                }
+            }
+        }
         if let Some(v) = get("QUEEN_SQS_MAX_INFLIGHT") {
             match v.parse::<u32>() {
                 Ok(n) if (1..=MAX_CONCURRENT_INSTANCES).contains(&n) => limits.max_inflight = n,
@@ -104,6 +118,11 @@ impl Limits {
             }
         }
         Ok(limits)
+    }
+
+    /// The guest CPU budget in epoch ticks.
+    fn guest_ticks(&self) -> u64 {
+        (self.guest_cpu.as_millis() / EPOCH_TICK.as_millis()) as u64
     }
 
     /// Slots a long poll may take: all but a fifth, kept for everything else.
@@ -245,6 +264,7 @@ impl Server {
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             outgoing: self.outgoing.clone(),
+            ticks_run: 0,
         }
     }
 
@@ -359,6 +379,7 @@ impl Server {
                     .instances
                     .take(&server.loaded, || server.fresh_state())
                     .await?;
+                arm_budget(&mut instance.store, server.limits.guest_ticks());
                 let http = &mut instance.store.data_mut().http();
                 let req = http.new_incoming_request(Scheme::Http, req)?;
                 let out = http.new_response_outparam(sender)?;
