@@ -57,6 +57,15 @@ pub struct Limits {
     /// Guest CPU one request may use (`QUEEN_SQS_GUEST_CPU_MS`; 0 stops every request at
     /// the first tick it runs through, which is for tests). Waiting costs none of it.
     pub guest_cpu: Duration,
+    /// Connections served at once (`QUEEN_SQS_MAX_CONNECTIONS`); past it the listener
+    /// stops accepting until one closes (new ones wait in the kernel's backlog).
+    pub max_connections: u32,
+    /// Bytes of request bodies held in memory at once, all requests together, past the
+    /// first 16 KiB of each (`QUEEN_SQS_BODY_BUDGET_MB`): bodies are read before anything
+    /// is authenticated, so this (with 16 KiB per connection) is what unauthenticated
+    /// clients can make the host hold. A body that finds the budget spent waits for room
+    /// within the body timeout (408 after it).
+    pub body_budget_bytes: usize,
 }
 
 impl Default for Limits {
@@ -66,6 +75,8 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(30),
             max_inflight: MAX_CONCURRENT_INSTANCES,
             guest_cpu: Duration::from_secs(30),
+            max_connections: 10_000,
+            body_budget_bytes: 256 << 20,
         }
     }
 }
@@ -107,6 +118,28 @@ impl Limits {
                 }
             }
         }
+        if let Some(v) = get("QUEEN_SQS_MAX_CONNECTIONS") {
+            match v.parse::<u32>() {
+                Ok(n) if (1..=1_000_000).contains(&n) => limits.max_connections = n,
+                _ => {
+                    return Err(format!(
+                        "QUEEN_SQS_MAX_CONNECTIONS must be an integer from 1 to 1000000, got {v:?}"
+                    ))
+                }
+            }
+        }
+        // At least two of the largest bodies, so that one always fits.
+        let min_mb = (2 * wire::MAX_BODY_BYTES) >> 20;
+        if let Some(v) = get("QUEEN_SQS_BODY_BUDGET_MB") {
+            match v.parse::<usize>() {
+                Ok(n) if (min_mb..=1 << 20).contains(&n) => limits.body_budget_bytes = n << 20,
+                _ => {
+                    return Err(format!(
+                        "QUEEN_SQS_BODY_BUDGET_MB must be a whole number of MiB from {min_mb} to 1048576, got {v:?}"
+                    ))
+                }
+            }
+        }
         if let Some(v) = get("QUEEN_SQS_MAX_INFLIGHT") {
             match v.parse::<u32>() {
                 Ok(n) if (1..=MAX_CONCURRENT_INSTANCES).contains(&n) => limits.max_inflight = n,
@@ -142,6 +175,10 @@ pub struct Server {
     slots: Arc<Semaphore>,
     /// The share of `slots` long polls may hold.
     waiting_slots: Arc<Semaphore>,
+    /// One permit per connection served.
+    connections: Arc<Semaphore>,
+    /// One permit per KiB of request body held (`Limits::body_budget_bytes`).
+    body_budget: Arc<Semaphore>,
     /// Instances that answered a request, kept for the next.
     instances: Instances,
     /// `QUEEN_SQS_REQUEST_LOG`: one JSON line per answered request.
@@ -201,6 +238,8 @@ impl Server {
             outgoing,
             slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
             waiting_slots: Arc::new(Semaphore::new(limits.waiting_slots() as usize)),
+            connections: Arc::new(Semaphore::new(limits.max_connections as usize)),
+            body_budget: Arc::new(Semaphore::new(limits.body_budget_bytes / KIB)),
             limits,
             instances,
         })
@@ -316,7 +355,8 @@ impl Server {
             }
             return too_large(&parts);
         }
-        let bytes = match tokio::time::timeout(self.limits.body_timeout, read_capped(body)).await {
+        let read = read_capped(body, &self.body_budget);
+        let (bytes, _held) = match tokio::time::timeout(self.limits.body_timeout, read).await {
             Err(_) => return plain(408, "the request body did not arrive in time", true),
             Ok(Err(BodyError::TooLarge)) => return too_large(&parts),
             Ok(Err(BodyError::Incomplete)) => {
@@ -326,7 +366,7 @@ impl Server {
                     true,
                 )
             }
-            Ok(Ok(bytes)) => bytes,
+            Ok(Ok(read)) => read,
         };
         let caller = wire::caller(&plain_request(&parts, bytes.to_vec()));
         let Some(permits) = self.take_slot(caller.may_wait).await else {
@@ -462,19 +502,51 @@ enum BodyError {
 }
 
 /// Reads the whole body, at most `MAX_BODY_BYTES` (a chunked body declares no length).
-async fn read_capped(mut body: hyper::body::Incoming) -> Result<Bytes, BodyError> {
+/// Reads a whole body, at most `MAX_BODY_BYTES`, taking room for it from `budget` (one
+/// permit per KiB past [`FREE_BYTES`]) before each piece is kept; the permits come back
+/// with the body and are held as long as it is.
+async fn read_capped(
+    mut body: hyper::body::Incoming,
+    budget: &Arc<Semaphore>,
+) -> Result<(Bytes, Option<OwnedSemaphorePermit>), BodyError> {
     let mut out = bytes::BytesMut::new();
+    let mut held: Option<OwnedSemaphorePermit> = None;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|_| BodyError::Incomplete)?;
         if let Ok(data) = frame.into_data() {
             if out.len() + data.len() > wire::MAX_BODY_BYTES {
+                drop(held);
                 drain(body, out.len() + data.len()).await;
                 return Err(BodyError::TooLarge);
+            }
+            let kib = charged(out.len() + data.len()) - charged(out.len());
+            if kib > 0 {
+                let more = budget
+                    .clone()
+                    .acquire_many_owned(kib as u32)
+                    .await
+                    .map_err(|_| BodyError::Incomplete)?;
+                match held.as_mut() {
+                    Some(h) => h.merge(more),
+                    None => held = Some(more),
+                }
             }
             out.extend_from_slice(&data);
         }
     }
-    Ok(out.freeze())
+    Ok((out.freeze(), held))
+}
+
+const KIB: usize = 1024;
+const CONNECTION_BUFFER: usize = 16 * KIB;
+/// The head of every body that is read without taking budget: almost every SQS and SNS
+/// request fits, so a budget spent by stalled clients holds up only large bodies (for at
+/// most the body timeout), and the free part is bounded by the connection cap.
+const FREE_BYTES: usize = 16 * KIB;
+
+/// Budget permits (KiB) a body of `n` bytes holds.
+fn charged(n: usize) -> usize {
+    n.saturating_sub(FREE_BYTES).div_ceil(KIB)
 }
 
 /// Bytes of an oversized body read and thrown away before the 413, so that a client still
@@ -576,6 +648,10 @@ fn plain(status: u16, why: &'static str, close_after: bool) -> hyper::Response<H
 /// Accepts connections on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, server: Arc<Server>) -> Result<()> {
     loop {
+        // Room for one more connection first: at the cap the listener stops accepting.
+        let Ok(connection) = server.connections.clone().acquire_owned().await else {
+            return Ok(());
+        };
         let (stream, _peer): (_, SocketAddr) = match listener.accept().await {
             Ok(c) => c,
             Err(e) => {
@@ -591,6 +667,7 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>) -> Result<()> {
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
         let server = server.clone();
         tokio::task::spawn(async move {
+            let _connection = connection;
             let header_timeout = server.limits.header_timeout;
             let service = hyper::service::service_fn(move |req| {
                 let server = server.clone();
@@ -599,6 +676,9 @@ pub async fn serve(listener: TcpListener, server: Arc<Server>) -> Result<()> {
             let _ = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
+                // What one connection buffers (a request head must fit): kept small, since
+                // the host serves thousands of them and bodies are budgeted separately.
+                .max_buf_size(CONNECTION_BUFFER)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
