@@ -314,3 +314,69 @@ async fn a_queue_created_through_another_replica_is_found_at_once() {
         .await;
     assert!(v["MessageId"].is_string(), "{v}");
 }
+
+/// Found by the checker (embedded seed 313): a FIFO send that read the queue's record
+/// before a purge (here: a replica whose cached record is older) pushes into the group's
+/// lane as it was named before the purge, beside the lane the group has now. The group
+/// was then two lanes, and its messages were received by two consumers at once. A receive
+/// moves such a message into the group's current lane, behind what is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_message_sent_through_a_record_older_than_a_purge_stays_in_its_group() {
+    let a = Endpoint::start().await;
+    let b = Endpoint::serve_remote(
+        replica_env(&format!("http://{}", a.broker.addr), "60000"),
+        a.broker.clone(),
+        a.data_dir.clone(),
+    )
+    .await;
+    let url = a
+        .create_queue("purged.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    let url_b = url.replace(&a.url, &b.url);
+    async fn send(ep: &Endpoint, url: &str, body: &str) {
+        let input = json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": "g",
+            "MessageDeduplicationId": body});
+        ep.sqs_ok("SendMessage", input).await;
+    }
+    send(&b, &url_b, "cached").await;
+    a.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    send(&a, &url, "first").await;
+    // B's record is from before the purge: its send takes the lane's old name.
+    send(&b, &url_b, "late").await;
+    send(&a, &url, "second").await;
+    let receive = |vt: u32| {
+        a.sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "MaxNumberOfMessages": 1, "VisibilityTimeout": vt}),
+        )
+    };
+    let mut order: Vec<String> = Vec::new();
+    for _ in 0..3 {
+        let mut held: Vec<Value> = Vec::new();
+        for _ in 0..3 {
+            let v = receive(30).await;
+            let got = v["Messages"].as_array().cloned().unwrap_or_default();
+            assert!(
+                held.is_empty() || got.is_empty(),
+                "group g handed out again while {held:?} is in flight: {got:?}"
+            );
+            held.extend(got);
+        }
+        assert_eq!(
+            held.len(),
+            1,
+            "one message of the group at a time: {held:?}"
+        );
+        order.push(held[0]["Body"].as_str().unwrap().to_string());
+        a.sqs_ok(
+            "DeleteMessage",
+            json!({"QueueUrl": url, "ReceiptHandle": held[0]["ReceiptHandle"]}),
+        )
+        .await;
+    }
+    assert_eq!(
+        order,
+        ["first", "second", "late"],
+        "the late one joins the group's end"
+    );
+}

@@ -51,6 +51,21 @@ pub fn fifo_lane(q: &QueueRecord, group: &str) -> String {
     }
 }
 
+/// Whether a FIFO lane was named before the queue's last purge: a send that read the
+/// queue's record before the purge (a replica's cached record, or a send racing the
+/// purge) pushed into the group's old lane. Its messages belong in the current one.
+/// Judged against `q`: a lane newer than the record is never called old.
+pub fn made_before_purge(q: &QueueRecord, lane: &str) -> bool {
+    q.fifo && q.purged > 0 && incarnation_of(lane) < q.purged
+}
+
+/// The purge a FIFO lane's name was made after (0: before any).
+fn incarnation_of(lane: &str) -> i64 {
+    lane.rsplit_once(INCARNATION_MARK)
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Separates a group from the incarnation in a FIFO lane's name: a space, which no
 /// MessageGroupId may contain.
 const INCARNATION_MARK: char = ' ';
@@ -110,6 +125,15 @@ mod tests {
         // Any punctuation a MessageGroupId may hold survives the round trip.
         let odd = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
         assert_eq!(group_of(&fifo_lane(&q, odd)), odd);
+        // Lanes named before the last purge are old; the current one is not.
+        q.fifo = true;
+        assert!(made_before_purge(&q, "g-1"));
+        assert!(made_before_purge(&q, "g-1 1796214731000"));
+        assert!(!made_before_purge(&q, &lane));
+        assert!(
+            !made_before_purge(&q, "g-1 1796214731667"),
+            "newer than the record"
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 use super::claims;
 use super::input::Input;
+use super::lanes;
 use super::message_attrs::{select_message_attributes, SystemSelection};
 use super::naming;
 use super::receive_counts;
@@ -609,6 +610,12 @@ async fn answer_counted<T: Transport>(
         let lease = head.lease_id.clone().unwrap_or_else(|| p.lease_id.clone());
         let pid = head.partition_id.clone();
         let opening = claims::open(current.record.as_ref(), &p.messages);
+        if lanes::made_before_purge(q, &head.partition) {
+            let deleted = current.record.as_ref().map_or(&[][..], |r| &r.deleted[..]);
+            redrive::relane(ctx, q, &p.messages, deleted, &lease).await?;
+            unanswered.extend(p.messages.iter().map(|m| m.id.clone()));
+            continue;
+        }
         let mut acked: Vec<String> = Vec::new();
         let mut from = 0;
         if opening.lead > 0 {

@@ -186,6 +186,51 @@ pub async fn move_message<T: Transport>(
     ))
 }
 
+/// Moves a claim popped from a FIFO lane named before the queue's last purge
+/// (`lanes::made_before_purge`) into its group's current lane, in order, behind what is
+/// there: one transaction per message, the copy and the ack `completed` of the original.
+/// Messages recorded deleted are only acked. A copy keeps its deduplication id, so one the
+/// current lane holds already is a duplicate of a message there and is only acked. Stops at
+/// the first refusal (a lease lost): the rest comes back when the lease ends.
+pub async fn relane<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    messages: &[PoppedMessage],
+    deleted: &[String],
+    lease_id: &str,
+) -> Result<(), ApiError> {
+    for m in messages {
+        let mut txn = Transaction {
+            pushes: Vec::new(),
+            acks: vec![Ack {
+                transaction_id: m.transaction_id.clone(),
+                partition_id: m.partition_id.clone(),
+                status: "completed",
+                lease_id: Some(lease_id.to_string()),
+            }],
+            kv: Vec::new(),
+            timers: Vec::new(),
+        };
+        if !deleted.contains(&m.id) {
+            txn.pushes.push(copy_push(m, q, m.data.clone(), false));
+        }
+        let outcome = match ctx.queen.transaction(&txn).await? {
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::Duplicate,
+                ..
+            } => {
+                txn.pushes.clear();
+                ctx.queen.transaction(&txn).await?
+            }
+            other => other,
+        };
+        if !matches!(outcome, TxnOutcome::Committed(_)) {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
