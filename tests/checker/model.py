@@ -577,8 +577,13 @@ class Checker:
                 dlq_copies = [p for p in prior if hq.redrive and p.qkey == hq.redrive[0]]
                 moves = [m for m in h.move_tasks.get(hq.redrive[0], []) if m.outcome != "err" and m.ts < c.te] if hq.redrive else []
                 # Dead-lettered by a receive the checker never saw answer it (the copy was
-                # moved back before anyone received it from the dead-letter queue).
-                unseen_dlq = bool(hq.redrive) and max(len(p.deliveries) for p in home_copies) >= hq.redrive[1]
+                # moved back before anyone received it from the dead-letter queue). Counted
+                # by what the endpoint said as well: a receive count above the deliveries
+                # seen is deliveries the checker did not see answered (seed 321).
+                def receives(p):
+                    counted = [d.count for d in p.deliveries if isinstance(d.count, int)]
+                    return max([len(p.deliveries)] + counted)
+                unseen_dlq = bool(hq.redrive) and max(receives(p) for p in home_copies) >= hq.redrive[1]
                 if moves and (dlq_copies or unseen_dlq):
                     origin = "moved"
                 else:
