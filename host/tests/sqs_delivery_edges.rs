@@ -1709,3 +1709,75 @@ async fn a_fifo_receive_that_claims_only_messages_to_dead_letter_answers_another
     let dead = drain_bodies(&ep, &dlq, 1, 3, json!({})).await;
     assert_eq!(dead.keys().collect::<Vec<_>>(), ["m0"]);
 }
+
+/// Found by the checker (engine seed 313): a FIFO receive that acked its whole claim on the
+/// way (every message in it deleted already) ends the claim's lease with that ack; the
+/// group was claimed anew at once and recorded, and the first receive's clean-up of the
+/// record, landing after, read that newer record on its lost compare-and-set and deleted
+/// it. A delete of the newer claim's second message then found no record, acked through
+/// it, and took the undeleted first message with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_receive_cleaning_up_a_claim_it_acked_to_its_end_leaves_the_next_claim_alone() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = a
+        .create_queue("cleanup.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    for i in 0..4 {
+        send_fifo(&a, &url, &format!("m{i}"), "g", &format!("d{i}")).await;
+    }
+    // m0 and m1, deleted after their claim's lease ran out: recorded, not yet acked.
+    let first = receive_200(
+        &a,
+        &url,
+        json!({"MaxNumberOfMessages": 2, "VisibilityTimeout": 1}),
+    )
+    .await;
+    assert_eq!(first.len(), 2);
+    sleep_ms(1_500).await;
+    for m in &first {
+        delete(&a, &url, m).await;
+    }
+    let broker = a.broker.addr;
+    let once = Arc::new(AtomicBool::new(true));
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let body = String::from_utf8_lossy(seen.body);
+            let cleanup = seen.path_and_query.starts_with("/api/v1/kv")
+                && body.contains("qs:fc:")
+                && body.contains("\"delete\"");
+            if !cleanup || !once.swap(false, SeqCst) {
+                return None;
+            }
+            tokio::task::block_in_place(|| {
+                std::thread::sleep(Duration::from_millis(2_000));
+                Some(call_broker(broker, seen))
+            })
+        }))
+        .await;
+    let b_url = url.replace(&a.url, &b.url);
+    // B claims m0 and m1 again, acks through both (deleted), and cleans up late; A claims
+    // m2 and m3 meanwhile.
+    let (through_b, held) = tokio::join!(
+        b.sqs(
+            "ReceiveMessage",
+            json!({"QueueUrl": b_url, "MaxNumberOfMessages": 2}),
+        ),
+        async {
+            sleep_ms(700).await;
+            receive_200(&a, &url, json!({"VisibilityTimeout": 2})).await
+        }
+    );
+    assert_eq!(through_b.0, 200, "{}", through_b.1);
+    let bodies: Vec<&str> = held.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["m2", "m3"]);
+    // Only m3 is deleted: m2 must come back.
+    delete(&a, &url, &held[1]).await;
+    let back = drain_bodies(&a, &url, 1, 6, json!({})).await;
+    assert_eq!(
+        back.keys().collect::<Vec<_>>(),
+        ["m2"],
+        "m2 was never deleted"
+    );
+}

@@ -488,7 +488,12 @@ pub async fn write_reopened<T: Transport>(
         let Some(op) = write_op(q, &key, &current, &next) else {
             return Ok(Reopened::Written(None));
         };
-        if !read_while_live(ctx, claim, read_at_ms).await? {
+        // A claim the receive acked through to its end (deleted or dead-lettered, all of
+        // it) ended its lease with that ack: the group may be claimed anew at once. What
+        // is left to write is only the pruning of what the ack completed, from the record
+        // read before it; once another write got in first, that is the newer claim's.
+        let ended = claim.messages.is_empty();
+        if !ended && !read_while_live(ctx, claim, read_at_ms).await? {
             return Ok(Reopened::LeaseLost);
         }
         let r = ctx.queen.kv_results(vec![op]).await?;
@@ -496,6 +501,7 @@ pub async fn write_reopened<T: Transport>(
             Some(res) if res.applied() => {
                 return Ok(Reopened::Written(next.needed().then_some(next)))
             }
+            Some(_) if ended => return Ok(Reopened::Written(None)),
             Some(res) => {
                 current = current_of(res);
                 read_at_ms = ctx.queen.transport().clock_ms();
