@@ -1781,3 +1781,31 @@ async fn a_receive_cleaning_up_a_claim_it_acked_to_its_end_leaves_the_next_claim
         "m2 was never deleted"
     );
 }
+
+/// SQS accepts a queue as its own dead-letter queue (LocalStack's AWS-validated
+/// test_set_empty_redrive_policy); refusing it failed that test. Its messages past
+/// `maxReceiveCount` stay where they are and are delivered (our choice: a move into the
+/// queue it is in would only repeat on the next receive).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_that_is_its_own_dead_letter_queue_keeps_delivering() {
+    let ep = Endpoint::start().await;
+    let url = ep.create_queue("selfish", json!({})).await;
+    let policy = json!({"deadLetterTargetArn": arn("selfish"), "maxReceiveCount": 1});
+    ep.sqs_ok(
+        "SetQueueAttributes",
+        json!({"QueueUrl": url, "Attributes": {"RedrivePolicy": policy.to_string()}}),
+    )
+    .await;
+    send(&ep, &url, "m0").await;
+    for n in 1..=3 {
+        let got = receive_200(
+            &ep,
+            &url,
+            json!({"VisibilityTimeout": 0, "WaitTimeSeconds": 1}),
+        )
+        .await;
+        let bodies: Vec<&str> = got.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+        assert_eq!(bodies, ["m0"], "receive {n}");
+        assert_eq!(attr(&got[0], "ApproximateReceiveCount"), n.to_string());
+    }
+}

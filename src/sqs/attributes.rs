@@ -159,13 +159,7 @@ pub fn fifo_requested(supplied: &[(&str, &str)]) -> Result<bool, ApiError> {
 
 /// Validates the attributes of a CreateQueue (for a queue whose name says `fifo` or
 /// not) or a SetQueueAttributes, into canonical values.
-pub fn parse(
-    cfg: &Config,
-    queue: &str,
-    fifo: bool,
-    phase: Phase,
-    supplied: &[(&str, &str)],
-) -> Result<Changes, ApiError> {
+pub fn parse(fifo: bool, phase: Phase, supplied: &[(&str, &str)]) -> Result<Changes, ApiError> {
     let mut out = Changes::default();
     for &(name, value) in supplied {
         if !fifo && FIFO_ONLY.contains(&name) {
@@ -195,7 +189,7 @@ pub fn parse(
                 if value.is_empty() {
                     None
                 } else {
-                    Some(redrive_policy(cfg, queue, value)?)
+                    Some(redrive_policy(value)?)
                 }
             }
             "RedriveAllowPolicy" => {
@@ -268,7 +262,7 @@ pub fn parse(
 
 /// `{"deadLetterTargetArn": <one of our queue ARNs>, "maxReceiveCount": 1..1000}`,
 /// canonical (the count a number). A queue naming itself is a live-lock and refused.
-fn redrive_policy(cfg: &Config, queue: &str, value: &str) -> Result<String, ApiError> {
+fn redrive_policy(value: &str) -> Result<String, ApiError> {
     const NAME: &str = "RedrivePolicy";
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(value) else {
         return Err(bad_policy(NAME, value, "Invalid JSON."));
@@ -317,13 +311,8 @@ fn redrive_policy(cfg: &Config, queue: &str, value: &str) -> Result<String, ApiE
             "Invalid value for deadLetterTargetArn.",
         ));
     }
-    if naming::name_from_arn(cfg, arn) == Some(queue) {
-        return Err(bad_policy(
-            NAME,
-            value,
-            "A queue cannot be its own dead-letter queue.",
-        ));
-    }
+    // A queue may name itself: SQS accepts that (LocalStack's AWS-validated
+    // test_set_empty_redrive_policy). Its messages are then never moved (`receive`).
     Ok(serde_json::json!({"deadLetterTargetArn": arn, "maxReceiveCount": count}).to_string())
 }
 
@@ -564,22 +553,12 @@ fn allows_source(cfg: &Config, dlq: &QueueRecord, source: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn cfg() -> Config {
-        Config::from_env([
-            ("QUEEN_URL", "http://x:1"),
-            ("QUEEN_SQS_AUTH", "off"),
-            ("QUEEN_SQS_HANDLE_SECRET", "0123456789abcdef"),
-        ])
-        .unwrap()
-    }
-
     fn code(r: Result<Changes, ApiError>) -> ErrorCode {
         r.unwrap_err().code
     }
 
     #[test]
     fn ranges_are_sqs_ranges() {
-        let c = cfg();
         for (name, lo, hi) in [
             ("DelaySeconds", 0u64, 900u64),
             ("MaximumMessageSize", 1024, 1_048_576),
@@ -589,24 +568,24 @@ mod tests {
         ] {
             for ok in [lo, hi] {
                 let v = ok.to_string();
-                let ch = parse(&c, "q", false, Phase::Set, &[(name, &v)]).unwrap();
+                let ch = parse(false, Phase::Set, &[(name, &v)]).unwrap();
                 assert_eq!(ch.set[name].as_deref(), Some(v.as_str()));
             }
             let over = (hi + 1).to_string();
             assert_eq!(
-                code(parse(&c, "q", false, Phase::Set, &[(name, &over)])),
+                code(parse(false, Phase::Set, &[(name, &over)])),
                 ErrorCode::InvalidAttributeValue
             );
             if lo > 0 {
                 let under = (lo - 1).to_string();
                 assert_eq!(
-                    code(parse(&c, "q", false, Phase::Set, &[(name, &under)])),
+                    code(parse(false, Phase::Set, &[(name, &under)])),
                     ErrorCode::InvalidAttributeValue
                 );
             }
             for junk in ["", "-1", "1.5", "ten", " 5"] {
                 assert_eq!(
-                    code(parse(&c, "q", false, Phase::Set, &[(name, junk)])),
+                    code(parse(false, Phase::Set, &[(name, junk)])),
                     ErrorCode::InvalidAttributeValue,
                     "{name}={junk:?}"
                 );
@@ -616,59 +595,30 @@ mod tests {
 
     #[test]
     fn fifo_queue_attribute_agrees_with_the_name() {
-        let c = cfg();
-        assert!(parse(&c, "q.fifo", true, Phase::Create, &[("FifoQueue", "true")]).is_ok());
+        assert!(parse(true, Phase::Create, &[("FifoQueue", "true")]).is_ok());
         assert_eq!(
-            code(parse(
-                &c,
-                "q",
-                false,
-                Phase::Create,
-                &[("FifoQueue", "true")]
-            )),
+            code(parse(false, Phase::Create, &[("FifoQueue", "true")])),
             ErrorCode::InvalidParameterValue
         );
         assert_eq!(
-            code(parse(
-                &c,
-                "q",
-                false,
-                Phase::Create,
-                &[("FifoQueue", "false")]
-            )),
+            code(parse(false, Phase::Create, &[("FifoQueue", "false")])),
             ErrorCode::InvalidAttributeName
         );
         assert_eq!(
-            code(parse(
-                &c,
-                "q.fifo",
-                true,
-                Phase::Create,
-                &[("FifoQueue", "maybe")]
-            )),
+            code(parse(true, Phase::Create, &[("FifoQueue", "maybe")])),
             ErrorCode::InvalidAttributeValue
         );
         // A FIFO queue may be told it is one; it may not be made standard.
-        assert!(
-            parse(&c, "q.fifo", true, Phase::Set, &[("FifoQueue", "true")])
-                .unwrap()
-                .set
-                .is_empty()
-        );
+        assert!(parse(true, Phase::Set, &[("FifoQueue", "true")])
+            .unwrap()
+            .set
+            .is_empty());
         assert_eq!(
-            code(parse(
-                &c,
-                "q.fifo",
-                true,
-                Phase::Set,
-                &[("FifoQueue", "false")]
-            )),
+            code(parse(true, Phase::Set, &[("FifoQueue", "false")])),
             ErrorCode::InvalidAttributeValue
         );
         assert_eq!(
             code(parse(
-                &c,
-                "q",
                 false,
                 Phase::Create,
                 &[("ContentBasedDeduplication", "true")]
@@ -694,11 +644,8 @@ mod tests {
 
     #[test]
     fn redrive_policy_is_canonical_and_checked() {
-        let c = cfg();
         let arn = "arn:aws:sqs:us-east-1:000000000000:dlq";
         let ch = parse(
-            &c,
-            "q",
             false,
             Phase::Set,
             &[(
@@ -718,17 +665,9 @@ mod tests {
             format!(r#"{{"deadLetterTargetArn":"{arn}"}}"#),
             r#"{"maxReceiveCount":3}"#.to_string(),
             format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":3,"x":1}}"#),
-            r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:q","maxReceiveCount":3}"#
-                .to_string(),
         ] {
             assert_eq!(
-                code(parse(
-                    &c,
-                    "q",
-                    false,
-                    Phase::Set,
-                    &[("RedrivePolicy", &bad)]
-                )),
+                code(parse(false, Phase::Set, &[("RedrivePolicy", &bad)])),
                 ErrorCode::InvalidParameterValue,
                 "{bad}"
             );
@@ -737,19 +676,14 @@ mod tests {
 
     #[test]
     fn redrive_allow_policy_shapes() {
-        let c = cfg();
         let a = "arn:aws:sqs:us-east-1:000000000000:src";
         assert!(parse(
-            &c,
-            "q",
             false,
             Phase::Set,
             &[("RedriveAllowPolicy", r#"{"redrivePermission":"allowAll"}"#)]
         )
         .is_ok());
         assert!(parse(
-            &c,
-            "q",
             false,
             Phase::Set,
             &[(
@@ -769,13 +703,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                code(parse(
-                    &c,
-                    "q",
-                    false,
-                    Phase::Set,
-                    &[("RedriveAllowPolicy", &bad)]
-                )),
+                code(parse(false, Phase::Set, &[("RedriveAllowPolicy", &bad)])),
                 ErrorCode::InvalidParameterValue,
                 "{bad}"
             );
@@ -784,17 +712,16 @@ mod tests {
 
     #[test]
     fn computed_names_come_back_on_create_only() {
-        let c = cfg();
-        assert!(parse(&c, "q", false, Phase::Create, &[("QueueArn", "x")])
+        assert!(parse(false, Phase::Create, &[("QueueArn", "x")])
             .unwrap()
             .set
             .is_empty());
         assert_eq!(
-            code(parse(&c, "q", false, Phase::Set, &[("QueueArn", "x")])),
+            code(parse(false, Phase::Set, &[("QueueArn", "x")])),
             ErrorCode::InvalidAttributeName
         );
         assert_eq!(
-            code(parse(&c, "q", false, Phase::Create, &[("Nope", "x")])),
+            code(parse(false, Phase::Create, &[("Nope", "x")])),
             ErrorCode::InvalidAttributeName
         );
         assert_eq!(

@@ -35,7 +35,7 @@ pub async fn create_queue<T: Transport>(
     if !naming::valid_name_for(name, fifo) {
         return Err(attributes::bad_queue_name(fifo));
     }
-    let changes = attributes::parse(ctx.cfg, name, fifo, Phase::Create, &supplied)?;
+    let changes = attributes::parse(fifo, Phase::Create, &supplied)?;
     let new_tags = tags::validate_new(&input.str_map("tags")?)?;
     let url = naming::queue_url(&ctx.base_url, ctx.cfg, name);
 
@@ -412,7 +412,7 @@ pub async fn set_queue_attributes<T: Transport>(
     let name = stored.record.name.clone();
     let fifo = stored.record.fifo;
     let supplied = input.str_map("Attributes")?;
-    let changes = attributes::parse(ctx.cfg, &name, fifo, Phase::Set, &supplied)?;
+    let changes = attributes::parse(fifo, Phase::Set, &supplied)?;
     if changes.set.is_empty() {
         return Ok(json!({}));
     }

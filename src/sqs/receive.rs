@@ -777,6 +777,9 @@ impl DeadLetter {
     ) -> Result<Option<&(QueueRecord, u32)>, ApiError> {
         if let DeadLetter::Unresolved = self {
             let target = match q.redrive(ctx.cfg) {
+                // A queue that names itself keeps its messages: moving one into the queue
+                // it is in would only move it again on its next receive.
+                Some((name, _)) if name == q.name => None,
                 Some((name, max)) => registry::load_recent(ctx, &name)
                     .await?
                     .map(|s| (s.record, max)),

@@ -115,7 +115,7 @@ pub const RULES: &[Rule] = &[
     err("SQS-SA-08", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"VisibilityTimeout":"43201"}}"#, "InvalidAttributeValue", 400, ATTRS),
     ok("SQS-SA-09", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"VisibilityTimeout":"0","DelaySeconds":"0","ReceiveMessageWaitTimeSeconds":"0"}}"#, ATTRS),
     err("SQS-SA-10", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"MaximumMessageSize":"2000000"}}"#, "InvalidAttributeValue", 400, ATTRS),
-    err("SQS-SA-11", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"RedrivePolicy":"{\"deadLetterTargetArn\":\"{scratch_arn}\",\"maxReceiveCount\":3}"}}"#, "InvalidParameterValueException", 400, "choice: a queue cannot be its own dead-letter queue"),
+    ok("SQS-SA-11", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"RedrivePolicy":"{\"deadLetterTargetArn\":\"{scratch_arn}\",\"maxReceiveCount\":3}"}}"#, "recorded against SQS (LocalStack test_set_empty_redrive_policy): a queue may be its own dead-letter queue"),
     err("SQS-SA-12", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"RedrivePolicy":"{\"deadLetterTargetArn\":\"{fdlq_arn}\",\"maxReceiveCount\":3}"}}"#, "InvalidParameterValueException", 400, REDRIVE),
     err("SQS-SA-13", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"RedrivePolicy":"{\"deadLetterTargetArn\":\"{dlq_arn}\"}"}}"#, "InvalidParameterValueException", 400, REDRIVE),
     err("SQS-SA-14", "SetQueueAttributes", r#"{"QueueUrl":"{scratch}","Attributes":{"queen.partitions":"4"}}"#, "InvalidAttributeName", 400, "contract: queen.partitions is fixed at create"),
