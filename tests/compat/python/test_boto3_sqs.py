@@ -462,14 +462,23 @@ def test_redrive_to_dead_letter_queue_and_move_back(sqs, make_queue):
     assert tasks[0]["Status"] in ("RUNNING", "COMPLETED")
 
 
-def test_queue_naming_itself_as_dead_letter_target_is_refused(sqs, make_queue):
+def test_queue_naming_itself_as_dead_letter_target_is_accepted_as_on_sqs(sqs, make_queue):
+    # SQS accepts it (LocalStack's AWS-validated test_set_empty_redrive_policy); the queue
+    # then keeps delivering its messages (docs/divergences.md).
     url = make_queue()
     arn = queue_arn(sqs, url)
-    with pytest.raises(sqs.exceptions.ClientError):
-        sqs.set_queue_attributes(
-            QueueUrl=url,
-            Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "3"})},
-        )
+    sqs.set_queue_attributes(
+        QueueUrl=url,
+        Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "1"})},
+    )
+    got = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]
+    assert arn in got["RedrivePolicy"]
+    sqs.send_message(QueueUrl=url, MessageBody="m")
+    for n in (1, 2):
+        ms = sqs.receive_message(QueueUrl=url, VisibilityTimeout=0, WaitTimeSeconds=1,
+                                 MessageSystemAttributeNames=["ApproximateReceiveCount"]).get("Messages", [])
+        assert [m["Body"] for m in ms] == ["m"], n
+        assert ms[0]["Attributes"]["ApproximateReceiveCount"] == str(n)
 
 
 # --- purge, tags, permissions ---------------------------------------------------------
