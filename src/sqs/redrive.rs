@@ -134,6 +134,16 @@ pub enum Moved {
     LeaseLost,
 }
 
+/// The ack that takes popped message `m`, held under `lease_id`, out of its lane.
+fn completed(m: &PoppedMessage, lease_id: &str) -> Ack {
+    Ack {
+        transaction_id: m.transaction_id.clone(),
+        partition_id: m.partition_id.clone(),
+        status: "completed",
+        lease_id: Some(lease_id.to_string()),
+    }
+}
+
 /// Moves popped message `m` (held under `lease_id`) into `dest` as `envelope`, atomically.
 /// On a FIFO destination the lane is the message's group (its partition) and the dedup key
 /// its own transaction id; should that collide with the destination's history, the move is
@@ -153,12 +163,7 @@ pub async fn move_message<T: Transport>(
     for by_id in attempts {
         let txn = Transaction {
             pushes: vec![copy_push(m, dest, payload.clone(), by_id)],
-            acks: vec![Ack {
-                transaction_id: m.transaction_id.clone(),
-                partition_id: m.partition_id.clone(),
-                status: "completed",
-                lease_id: Some(lease_id.to_string()),
-            }],
+            acks: vec![completed(m, lease_id)],
             kv: Vec::new(),
             timers: Vec::new(),
         };
@@ -202,12 +207,7 @@ pub async fn relane<T: Transport>(
     for m in messages {
         let mut txn = Transaction {
             pushes: Vec::new(),
-            acks: vec![Ack {
-                transaction_id: m.transaction_id.clone(),
-                partition_id: m.partition_id.clone(),
-                status: "completed",
-                lease_id: Some(lease_id.to_string()),
-            }],
+            acks: vec![completed(m, lease_id)],
             kv: Vec::new(),
             timers: Vec::new(),
         };
