@@ -7,6 +7,7 @@ mod depths;
 mod engine;
 mod instances;
 mod metrics;
+mod metrics_access;
 mod outgoing;
 mod request_log;
 mod server;

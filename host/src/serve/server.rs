@@ -15,9 +15,11 @@
 //!   publishes are served while receivers wait.
 
 use super::console;
+use super::depths::DepthCache;
 use super::engine::{arm_budget, Loaded, State, EPOCH_TICK, MAX_CONCURRENT_INSTANCES};
 use super::instances::Instances;
 use super::metrics::Metrics;
+use super::metrics_access::{MetricsAccess, Viewer};
 use super::outgoing::Outgoing;
 use super::request_log::{Entry, RequestLog};
 use super::switches::Switches;
@@ -185,6 +187,10 @@ pub struct Server {
     request_log: Option<RequestLog>,
     /// Served at `GET /metrics`; shared with `outgoing`, which counts broker calls.
     metrics: Arc<Metrics>,
+    /// Who sees the per-queue series of `/metrics`.
+    metrics_access: MetricsAccess,
+    /// The per-queue series' last broker read, shared by every scrape.
+    depths: DepthCache,
     /// `QUEEN_SQS_METRICS` and `QUEEN_SQS_CONSOLE`.
     switches: Switches,
 }
@@ -221,6 +227,11 @@ impl Server {
             eprintln!("queen-sqs-host: {e}; using the default");
             Switches::default()
         });
+        let depths = DepthCache::from_env(&env).unwrap_or_else(|e| {
+            eprintln!("queen-sqs-host: {e}; using the default");
+            DepthCache::from_env(&[]).expect("the default interval")
+        });
+        let metrics_access = MetricsAccess::from_env(&env);
         let mut env = env;
         // The component tells the host what each request was, in a header removed here;
         // asked only when something reads it.
@@ -233,6 +244,8 @@ impl Server {
             loaded,
             request_log,
             metrics,
+            metrics_access,
+            depths,
             switches,
             env,
             outgoing,
@@ -245,13 +258,31 @@ impl Server {
         })
     }
 
-    async fn metrics_page(&self) -> hyper::Response<HyperOutgoingBody> {
+    async fn metrics_page(&self, headers: &http::HeaderMap) -> hyper::Response<HyperOutgoingBody> {
+        let viewer = self.metrics_access.judge(headers);
+        if viewer == Viewer::Refused {
+            let mut resp = plain(
+                401,
+                "these credentials match no key pair of this endpoint",
+                false,
+            );
+            resp.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Basic realm=\"queen-sqs metrics\""),
+            );
+            return resp;
+        }
         let in_component = self.limits.max_inflight as usize - self.slots.available_permits();
         let long_polls =
             self.limits.waiting_slots() as usize - self.waiting_slots.available_permits();
         let mut text = self.metrics.render(in_component, long_polls);
-        if let Some(broker) = self.outgoing.embedded_broker() {
-            super::depths::render(&mut text, &broker).await;
+        // Queue names and a broker read only for a key holder (issue 21, item 1).
+        if let Some(broker) = self
+            .outgoing
+            .embedded_broker()
+            .filter(|_| viewer == Viewer::KeyHolder)
+        {
+            self.depths.render(&mut text, &broker).await;
         }
         let body = Full::new(Bytes::from(text))
             .map_err(|never| match never {})
@@ -282,7 +313,7 @@ impl Server {
             if !self.switches.metrics {
                 return Some(plain(404, "metrics are off (QUEEN_SQS_METRICS=off)", false));
             }
-            return Some(self.metrics_page().await);
+            return Some(self.metrics_page(&parts.headers).await);
         }
         if console::is_console_path(path) {
             return Some(console::answer(&parts.method, path, self.switches.console));
