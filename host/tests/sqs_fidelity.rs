@@ -626,3 +626,63 @@ async fn the_key_reuse_period_is_answered_only_beside_a_key() {
     assert!(all.get("KmsMasterKeyId").is_none(), "{all:?}");
     assert!(all.get("KmsDataKeyReusePeriodSeconds").is_none(), "{all:?}");
 }
+
+/// SQS (recorded: LocalStack's `test_change_message_visibility_after_visibility_timeout_expiration`)
+/// answers a change by a handle whose visibility has ended with success; the message stays
+/// visible. A delivery deleted once its visibility ended is refused with the handle quoted
+/// (`test_change_visibility_on_deleted_message_raises_invalid_parameter_value`'s wording).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_visibility_change_after_the_visibility_ended_succeeds_until_the_message_is_deleted() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("cmv-expired", json!({"VisibilityTimeout": "1"}))
+        .await;
+    ep.sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": "x"}))
+        .await;
+    let m = receive_one(&ep, &url, json!({})).await;
+    let handle = m["ReceiptHandle"].as_str().unwrap().to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(2000)).await;
+    for seconds in [2, 0] {
+        ep.sqs_ok(
+            "ChangeMessageVisibility",
+            json!({"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": seconds}),
+        )
+        .await;
+    }
+    // The change to 2 s after the end changed nothing: the message is there at once.
+    let again = receive_one(&ep, &url, json!({"VisibilityTimeout": 30})).await;
+    assert_eq!(again["MessageId"], m["MessageId"], "{again}");
+    // A delete by the first delivery's handle marks that delivery deleted (SQS would
+    // delete the message itself; `docs/divergences.md`): a change by it is refused.
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": handle}),
+    )
+    .await;
+    let (status, ty, query_error, message) = json_error(
+        &ep,
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 5}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(ty, "InvalidParameterValueException");
+    assert_eq!(query_error, "InvalidParameterValue;Sender");
+    assert_eq!(
+        message,
+        format!("Value {handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.")
+    );
+    // In a batch, the same refusal for that entry only.
+    let out = ep
+        .sqs_ok(
+            "ChangeMessageVisibilityBatch",
+            json!({"QueueUrl": url, "Entries": [
+                {"Id": "old", "ReceiptHandle": handle, "VisibilityTimeout": 5},
+                {"Id": "live", "ReceiptHandle": again["ReceiptHandle"], "VisibilityTimeout": 5},
+            ]}),
+        )
+        .await;
+    assert_eq!(out["Successful"][0]["Id"], "live", "{out}");
+    assert_eq!(out["Failed"][0]["Id"], "old", "{out}");
+    assert_eq!(out["Failed"][0]["Code"], "InvalidParameterValue", "{out}");
+}

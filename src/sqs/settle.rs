@@ -266,7 +266,10 @@ pub async fn change_message_visibility<T: Transport>(
     check_total_visibility(ctx, &handle, seconds)?;
     let q = &stored.record;
     match Hold::of(q, &handle) {
-        Hold::Timer => visibility::change(ctx, q, &handle, seconds).await?,
+        Hold::Timer => {
+            let changed = visibility::change(ctx, q, &handle, seconds).await?;
+            answer_timed_change(changed, input.str("ReceiptHandle")?)?
+        }
         Hold::Claim if seconds == 0 => release_in_claim(ctx, q, &[&handle]).await?,
         Hold::Claim | Hold::Lease => change(ctx, &handle, seconds).await?,
     }
@@ -289,7 +292,10 @@ pub async fn change_message_visibility_batch<T: Transport>(
         let seconds = visibility_param(e)?;
         check_total_visibility(ctx, &handle, seconds)?;
         match Hold::of(q, &handle) {
-            Hold::Timer => visibility::change(ctx, q, &handle, seconds).await?,
+            Hold::Timer => {
+                let changed = visibility::change(ctx, q, &handle, seconds).await?;
+                answer_timed_change(changed, e.str("ReceiptHandle")?)?
+            }
             // A FIFO batch is grouped by claim first (`change_batch_fifo`).
             Hold::Claim | Hold::Lease => change(ctx, &handle, seconds).await?,
         }
@@ -351,6 +357,22 @@ async fn change_batch_fifo<T: Transport>(
         }
     }
     Ok(batch::answer(results))
+}
+
+/// What SQS answers a change of a timed delivery: success while the message exists (a
+/// change after the visibility ended changes nothing), the handle refused once deleted.
+/// `text` opened as one of ours, so it is of a size we mint and is quoted whole, as SQS does.
+fn answer_timed_change(changed: visibility::Changed, text: &str) -> Result<(), ApiError> {
+    match changed {
+        visibility::Changed::Applied | visibility::Changed::Visible => Ok(()),
+        visibility::Changed::Deleted => Err(ApiError::new(
+            ErrorCode::InvalidParameterValue,
+            format!(
+                "Value {} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.",
+                text
+            ),
+        )),
+    }
 }
 
 /// SQS's cap: a message stays invisible at most 12 hours from its receive, however often

@@ -20,10 +20,13 @@
 //!   delivery drops it instead of answering it.
 //! - ChangeMessageVisibility reads the timer back (its payload is the copy) and
 //!   reschedules it: it can shorten a timeout as well as extend it. A reschedule that
-//!   finds the timer fired creates a new one; that one is cancelled again and the change
-//!   answers `MessageNotInflight`. To 0, the copy is pushed and the timer cancelled in one
-//!   transaction, so the message is visible when the call returns; should the timer have
-//!   fired in between, the message exists twice (a duplicate, never a loss).
+//!   finds the timer fired creates a new one; that one is cancelled again. A change that
+//!   finds the timer fired answers success and changes nothing, as SQS does once a
+//!   visibility has ended (`Changed::Visible`), unless that delivery was deleted late
+//!   (its tombstone: `InvalidParameterValue`, as SQS). To 0, the copy is pushed and the
+//!   timer cancelled in one transaction, so the message is visible when the call returns;
+//!   should the timer have fired in between, the message exists twice (a duplicate, never
+//!   a loss).
 //! - The copy carries what the message was: its MessageId, SentTimestamp, receive count
 //!   and first receive time, as `queen.*` system attributes of the envelope.
 //!
@@ -443,6 +446,20 @@ fn key_of(h: &ReceiptHandle) -> &str {
     h.timer_key.as_deref().unwrap_or("")
 }
 
+/// What a visibility change of a timed handle did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Changed {
+    /// The timer was rescheduled, or at 0 the copy pushed back in its place.
+    Applied,
+    /// The delivery's timer had fired: the message is visible again, and nobody deleted
+    /// it. SQS answers such a change with success and changes nothing.
+    Visible,
+    /// The delivery was deleted after its timer fired (its tombstone): SQS refuses the
+    /// handle. A delete while the timer still ran leaves no mark, so that case is
+    /// answered as `Visible` (`docs/divergences.md`).
+    Deleted,
+}
+
 /// A visibility change of a timed handle: the timer read back and rescheduled, or at 0
 /// the copy pushed and the timer cancelled together.
 pub async fn change<T: Transport>(
@@ -450,11 +467,11 @@ pub async fn change<T: Transport>(
     q: &QueueRecord,
     h: &ReceiptHandle,
     seconds: u64,
-) -> Result<(), ApiError> {
+) -> Result<Changed, ApiError> {
     let key = key_of(h);
     let peek = ctx.queen.timer_peek(&q.name, key).await?;
     if !peek.found {
-        return Err(super::settle::not_inflight());
+        return not_held(ctx, q, h).await;
     }
     if seconds == 0 {
         let payload = STANDARD
@@ -483,17 +500,17 @@ pub async fn change<T: Transport>(
                     .and_then(|r| r.status.as_deref())
                     .map(TimerVerdict::of)
                 {
-                    Some(TimerVerdict::Cancelled) => Ok(()),
+                    Some(TimerVerdict::Cancelled) => Ok(Changed::Applied),
                     // Being fired as the change committed (or on a queue configured before
-                    // the guard): a duplicate, never a loss.
-                    _ => Err(super::settle::not_inflight()),
+                    // the guard): a duplicate, never a loss; visible either way.
+                    _ => Ok(Changed::Visible),
                 }
             }
             // Fired before the change: the message is visible already.
             TxnOutcome::RolledBack {
                 reason: RollbackReason::Duplicate,
                 ..
-            } => Err(super::settle::not_inflight()),
+            } => Ok(Changed::Visible),
             TxnOutcome::RolledBack { reason, error } => Err(ApiError::new(
                 ErrorCode::InternalError,
                 format!("The visibility change failed ({reason}): {error}"),
@@ -511,15 +528,40 @@ pub async fn change<T: Transport>(
     };
     let verdict = ctx.queen.timer_ops(&[TimerOp::Schedule(op)]).await?;
     match verdict.first().map(|v| TimerVerdict::of(&v.status)) {
-        Some(TimerVerdict::Rescheduled) => Ok(()),
+        Some(TimerVerdict::Rescheduled) => Ok(Changed::Applied),
         Some(TimerVerdict::Scheduled) => {
             // The timer fired between the read and the reschedule, which created a new
             // one: the message is back in the queue, so the new timer must not fire too.
             let _ = ctx.queen.timer_cancel(&q.name, key).await;
-            Err(super::settle::not_inflight())
+            Ok(Changed::Visible)
         }
-        _ => Err(super::settle::not_inflight()),
+        _ => not_held(ctx, q, h).await,
     }
+}
+
+/// A delivery whose timer is gone: deleted late (its tombstone), or visible again.
+async fn not_held<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    h: &ReceiptHandle,
+) -> Result<Changed, ApiError> {
+    let Some(count) = count_of_key(key_of(h)) else {
+        return Ok(Changed::Visible);
+    };
+    let key = tombstone_key(&q.name, &h.message_id, count);
+    let results = ctx
+        .queen
+        .kv_results(vec![KvOp::get_many(vec![key.clone()])])
+        .await?;
+    let marked = results
+        .into_iter()
+        .next()
+        .is_some_and(|r| r.rows.iter().any(|row| row.key == key));
+    Ok(if marked {
+        Changed::Deleted
+    } else {
+        Changed::Visible
+    })
 }
 
 #[cfg(test)]

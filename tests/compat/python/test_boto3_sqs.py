@@ -276,13 +276,19 @@ def test_change_visibility_zero_releases_and_extend_holds(sqs, make_queue):
     assert attrs(sqs, url, "ApproximateNumberOfMessagesNotVisible")["ApproximateNumberOfMessagesNotVisible"] == "0"
 
 
-def test_change_visibility_of_expired_lease_is_message_not_inflight(sqs, make_queue):
+def test_change_visibility_after_the_visibility_ended_succeeds_and_changes_nothing(sqs, make_queue):
+    # As SQS answers (LocalStack's AWS recording of the same call): 200, the message stays visible.
     url = make_queue()
     sqs.send_message(QueueUrl=url, MessageBody="x")
     (m,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2, VisibilityTimeout=1)["Messages"]
     time.sleep(1.5)
-    with pytest.raises(sqs.exceptions.MessageNotInflight):
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=10)
+    (again,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2)["Messages"]
+    assert again["MessageId"] == m["MessageId"]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    with pytest.raises(sqs.exceptions.ClientError) as e:
         sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=10)
+    assert e.value.response["Error"]["Code"] in ("InvalidParameterValue", "InvalidParameterValueException")
 
 
 # --- long poll and delays -------------------------------------------------------------
