@@ -851,7 +851,8 @@ async fn depth_attributes_follow_sqs_sends_receives_and_purges() {
         (&a[DEPTH[0]], &a[DEPTH[1]], &a[DEPTH[2]]),
         (&json!("0"), &json!("0"), &json!("0"))
     );
-    // The handle minted before the purge addresses nothing: extending it is refused.
+    // The handle minted before the purge addresses nothing: extending it is refused as a
+    // change of a deleted message (a purge deletes, in SQS's words).
     let (status, body) = ep
         .sqs(
             "ChangeMessageVisibility",
@@ -859,6 +860,16 @@ async fn depth_attributes_follow_sqs_sends_receives_and_purges() {
         )
         .await;
     assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["__type"], "com.amazonaws.sqs#InvalidParameterValueException",
+        "{body}"
+    );
+    assert!(
+        body["message"].as_str().is_some_and(|m| m.ends_with(
+            "Message does not exist or is not available for visibility timeout change."
+        )),
+        "{body}"
+    );
     // And the queue keeps serving.
     ep.sqs_ok(
         "SendMessage",

@@ -454,8 +454,8 @@ pub enum Changed {
     /// The delivery's timer had fired: the message is visible again, and nobody deleted
     /// it. SQS answers such a change with success and changes nothing.
     Visible,
-    /// The delivery was deleted after its timer fired (its tombstone): SQS refuses the
-    /// handle. A delete while the timer still ran leaves no mark, so that case is
+    /// The delivery was deleted after its timer fired (its tombstone), or its queue was
+    /// purged since: SQS refuses the handle. A delete while the timer still ran leaves no mark, so that case is
     /// answered as `Visible` (`docs/divergences.md`).
     Deleted,
 }
@@ -539,12 +539,24 @@ pub async fn change<T: Transport>(
     }
 }
 
-/// A delivery whose timer is gone: deleted late (its tombstone), or visible again.
+/// Whether the handle's delivery was made before the queue was last purged (or made
+/// again): its message is gone with the rest, as SQS says of a purge, so a change of it
+/// is refused as a change of a deleted message. The receive time is read off the handle.
+fn received_before_emptied(q: &QueueRecord, h: &ReceiptHandle) -> bool {
+    let received_ms = h.expiry_unix_ms - super::receive::HANDLE_LIFETIME_MS;
+    received_ms < q.purged.max(q.created.saturating_mul(1000))
+}
+
+/// A delivery whose timer is gone: deleted late (its tombstone), emptied by a purge, or
+/// visible again.
 async fn not_held<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     h: &ReceiptHandle,
 ) -> Result<Changed, ApiError> {
+    if received_before_emptied(q, h) {
+        return Ok(Changed::Deleted);
+    }
     let Some(count) = count_of_key(key_of(h)) else {
         return Ok(Changed::Visible);
     };
