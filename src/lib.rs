@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod calendar;
 pub mod config;
+pub mod ctx;
 pub mod http;
 pub mod model;
 pub mod queen;

@@ -3,28 +3,12 @@
 //! way to reach the broker; it gets a [`Response`] back.
 
 use crate::auth;
+use crate::ctx::Ctx;
 use crate::config::{AuthMode, Config};
 use crate::http::{Request, Response, Transport};
 use crate::queen::{Queen, QueenError};
 use crate::wire::{self, ApiError, ErrorCode, Protocol, Service};
 use serde_json::{json, Value};
-
-/// What an action sees of the request it serves.
-pub struct Ctx<'a, T> {
-    pub cfg: &'a Config,
-    pub queen: Queen<'a, T>,
-    /// Milliseconds since the Unix epoch, as the edge read the clock.
-    pub now_ms: i64,
-    /// `scheme://host` as the client reached us: queue URLs are built from it.
-    pub base_url: String,
-    pub request_id: &'a str,
-}
-
-impl<T> Ctx<'_, T> {
-    pub fn now_s(&self) -> i64 {
-        self.now_ms.div_euclid(1000)
-    }
-}
 
 /// A broker failure, answered the way SDKs retry: a 429 is `RequestThrottled`
 /// (never `OverLimit`), an unreachable or failing broker a 5xx-class error.

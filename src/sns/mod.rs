@@ -20,7 +20,7 @@ mod topic_attrs;
 mod topics;
 
 use crate::http::Transport;
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{Action, ApiError, ErrorCode};
 use input::Params;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 use super::errors::{broker, invalid};
 use crate::http::Transport;
 use crate::queen::KvRow;
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::ApiError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;

@@ -14,7 +14,7 @@ use super::tags::CAS_ATTEMPTS;
 use super::topics::{require, topic_param};
 use crate::http::Transport;
 use crate::queen::{KvOp, KvOutcome};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::sqs::naming::name_from_arn;
 use crate::sqs::registry::{self, QueueRecord};
 use crate::wire::{ApiError, ErrorCode};

@@ -8,7 +8,7 @@ use super::input::Params;
 use super::records::{load_topic, to_value, topic_key, TopicRecord};
 use crate::http::Transport;
 use crate::queen::{KvOp, KvOutcome};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

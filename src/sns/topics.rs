@@ -14,7 +14,7 @@ use super::tags::{self, CAS_ATTEMPTS, MAX_TAGS};
 use super::topic_attrs::{default_policy, normalize, report, same, When};
 use crate::http::Transport;
 use crate::queen::{KvOp, KvOutcome};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -39,7 +39,7 @@
 use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::queen::{Ack, KvOp, KvResult, PoppedMessage};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

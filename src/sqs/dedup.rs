@@ -16,7 +16,7 @@
 use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::queen::{KvOp, PushItem};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::ApiError;
 use serde_json::{json, Value};
 

@@ -24,7 +24,7 @@ pub mod tags;
 pub mod visibility;
 
 use crate::http::Transport;
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{Action, ApiError, ErrorCode};
 use input::Input;
 use serde_json::Value;

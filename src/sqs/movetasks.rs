@@ -28,7 +28,7 @@ use super::registry::{self, QueueRecord};
 use crate::http::Transport;
 use crate::model::Envelope;
 use crate::queen::{Ack, KvOp, KvOutcome, PopOptions, PoppedMessage};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

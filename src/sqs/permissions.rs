@@ -7,7 +7,7 @@ use super::input::{invalid, missing, Input};
 use super::registry::{self, Permission};
 use crate::http::Transport;
 use crate::queen::KvOp;
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@ use super::registry::{self, QueueRecord, Stored};
 use super::{naming, tags, visibility};
 use crate::http::Transport;
 use crate::queen::{KvOp, TimerCancel, TimerOp};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use base64::Engine;
 use serde_json::{json, Map, Value};

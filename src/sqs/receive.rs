@@ -38,7 +38,7 @@ use crate::model::{
 use crate::queen::{
     Ack, PopOptions, Popped, PoppedMessage, RollbackReason, Transaction, TxnOutcome,
 };
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use futures_util::future::join_all;
 use serde_json::{json, Map, Value};

@@ -18,7 +18,7 @@
 use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::queen::{KvOp, PoppedMessage, QueenError};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::ApiError;
 
 pub fn key(queue: &str, message_id: &str) -> String {

@@ -19,7 +19,7 @@ use super::registry::QueueRecord;
 use crate::http::Transport;
 use crate::model::{AttrData, AttrValue, Envelope};
 use crate::queen::{Ack, PoppedMessage, PushItem, RollbackReason, Transaction, TxnOutcome};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::Value;
 

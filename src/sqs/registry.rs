@@ -6,7 +6,7 @@ use super::input::Input;
 use super::naming;
 use crate::http::Transport;
 use crate::queen::{KvOp, QueueOptions};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

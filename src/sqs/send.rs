@@ -28,7 +28,7 @@ use crate::model::{
     Envelope,
 };
 use crate::queen::{PushItem, PushStatus, TimerSchedule};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

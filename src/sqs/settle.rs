@@ -28,7 +28,7 @@ use super::visibility;
 use crate::http::Transport;
 use crate::model::{open, ReceiptHandle};
 use crate::queen::{Ack, AckResult, AckVerdict};
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use futures_util::future::join_all;
 use serde_json::{json, Value};

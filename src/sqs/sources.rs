@@ -6,7 +6,7 @@ use super::naming;
 use super::queues::{decode_token, encode_token, max_results, LIST_CAP};
 use super::registry::{self, QueueRecord};
 use crate::http::Transport;
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::ApiError;
 use serde_json::{json, Map, Value};
 

@@ -5,7 +5,7 @@
 use super::input::{missing, Input};
 use super::registry;
 use crate::http::Transport;
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

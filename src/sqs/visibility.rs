@@ -42,7 +42,7 @@ use crate::queen::{
     Ack, KvOp, PopOptions, PoppedMessage, PushItem, QueenError, RollbackReason, TimerCancel,
     TimerOp, TimerSchedule, TimerVerdict, Transaction, TxnOutcome,
 };
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

@@ -20,7 +20,7 @@ use super::errors::{invalid, invalid_because};
 use super::input::Params;
 use super::topics::topic_param;
 use crate::http::Transport;
-use crate::service::Ctx;
+use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;

@@ -1,0 +1,24 @@
+//! What an action sees of the request it serves: the configuration, the broker client,
+//! the time the edge read and the address the client reached. Every action takes it; it
+//! lives apart from the request path (`service`) so that the actions and the path that
+//! calls them do not import each other.
+
+use crate::config::Config;
+use crate::queen::Queen;
+
+/// What an action sees of the request it serves.
+pub struct Ctx<'a, T> {
+    pub cfg: &'a Config,
+    pub queen: Queen<'a, T>,
+    /// Milliseconds since the Unix epoch, as the edge read the clock.
+    pub now_ms: i64,
+    /// `scheme://host` as the client reached us: queue URLs are built from it.
+    pub base_url: String,
+    pub request_id: &'a str,
+}
+
+impl<T> Ctx<'_, T> {
+    pub fn now_s(&self) -> i64 {
+        self.now_ms.div_euclid(1000)
+    }
+}
