@@ -101,4 +101,21 @@ mod tests {
             ms += 86_400_000 * 37 + 3_600_123;
         }
     }
+
+    #[test]
+    fn iso_timestamps() {
+        assert_eq!(parse_iso_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_iso_ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(
+            parse_iso_ms("2026-11-30T10:00:00.123456Z"),
+            Some(1_796_032_800_123)
+        );
+        assert_eq!(
+            parse_iso_ms("2026-11-30T11:00:00.123+01:00"),
+            Some(1_796_032_800_123)
+        );
+        assert_eq!(parse_iso_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
+        assert_eq!(parse_iso_ms("nonsense"), None);
+        assert_eq!(parse_iso_ms("2020-13-01T00:00:00Z"), None);
+    }
 }

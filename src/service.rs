@@ -3,8 +3,8 @@
 //! way to reach the broker; it gets a [`Response`] back.
 
 use crate::auth;
-use crate::ctx::Ctx;
 use crate::config::{AuthMode, Config};
+use crate::ctx::Ctx;
 use crate::http::{Request, Response, Transport};
 use crate::queen::{Queen, QueenError};
 use crate::wire::{self, ApiError, ErrorCode, Protocol, Service};

@@ -114,7 +114,7 @@ async fn a_claim_record_outlives_its_extended_lease() {
     for r in &records {
         let expires = r["expiresAt"]
             .as_str()
-            .and_then(queen_sqs::sqs::receive::parse_iso_ms)
+            .and_then(queen_sqs::calendar::parse_iso_ms)
             .unwrap_or(i64::MAX);
         assert!(
             expires >= lease_end,

@@ -3,6 +3,7 @@
 
 pub mod attrs;
 pub mod body;
+pub mod carried;
 pub mod envelope;
 pub mod handle;
 pub mod md5;

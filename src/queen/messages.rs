@@ -73,14 +73,43 @@ pub struct Popped {
     pub asked_at_ms: Option<u64>,
 }
 
+/// What an ack tells the broker about a message.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AckStatus {
+    /// Done with: the lane's cursor moves past it (and past everything before it in the
+    /// lease).
+    Completed,
+    /// Given back: the lease ends there and the message is visible again, its retry
+    /// budget uncharged.
+    Retry,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Ack {
     pub transaction_id: String,
     pub partition_id: String,
-    pub status: &'static str,
+    pub status: AckStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_id: Option<String>,
+}
+
+impl Ack {
+    /// The ack of message `txn` of partition `partition_id` under `lease_id`.
+    pub fn new(txn: &str, partition_id: &str, lease_id: &str, status: AckStatus) -> Ack {
+        Ack {
+            transaction_id: txn.to_string(),
+            partition_id: partition_id.to_string(),
+            status,
+            lease_id: Some(lease_id.to_string()),
+        }
+    }
+
+    /// The ack of a popped message under `lease_id`.
+    pub fn of(m: &PoppedMessage, lease_id: &str, status: AckStatus) -> Ack {
+        Ack::new(&m.transaction_id, &m.partition_id, lease_id, status)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,5 +1,5 @@
 //! Timers: scheduled messages (API §7), used for per-message `DelaySeconds` and for the
-//! visibility of received messages on standard queues (`sqs::visibility`).
+//! visibility of received messages on standard queues (`sqs::inflight`).
 
 use super::*;
 use serde::{Deserialize, Serialize};
@@ -7,10 +7,19 @@ use serde::{Deserialize, Serialize};
 /// How many timers a count walks at most where the broker cannot count them itself.
 pub const MAX_COUNTED_TIMERS: u64 = 100_000;
 
+/// Whether a schedule makes a new timer or replaces a pending one (a reschedule of a
+/// timer that fired already makes a new one: `TimerVerdict::Scheduled`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ScheduleOp {
+    Schedule,
+    Reschedule,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct TimerSchedule {
-    pub op: &'static str,
+    pub op: ScheduleOp,
     pub queue: String,
     pub timer_key: String,
     pub partition: String,

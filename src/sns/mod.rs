@@ -19,8 +19,8 @@ mod tags;
 mod topic_attrs;
 mod topics;
 
-use crate::http::Transport;
 use crate::ctx::Ctx;
+use crate::http::Transport;
 use crate::wire::{Action, ApiError, ErrorCode};
 use input::Params;
 use serde_json::Value;

@@ -3,9 +3,9 @@
 //! to lie under the walk's own prefix so it cannot steer a listing elsewhere.
 
 use super::errors::{broker, invalid};
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::KvRow;
-use crate::ctx::Ctx;
 use crate::wire::ApiError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;

@@ -13,9 +13,9 @@
 
 use super::arn::sha256_hex;
 use super::errors::broker;
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, KvRow};
-use crate::ctx::Ctx;
 use crate::wire::ApiError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -12,9 +12,9 @@ use super::records::{
 use super::sub_attrs;
 use super::tags::CAS_ATTEMPTS;
 use super::topics::{require, topic_param};
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, KvOutcome};
-use crate::ctx::Ctx;
 use crate::sqs::naming::name_from_arn;
 use crate::sqs::registry::{self, QueueRecord};
 use crate::wire::{ApiError, ErrorCode};

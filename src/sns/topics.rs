@@ -12,9 +12,9 @@ use super::records::{
 };
 use super::tags::{self, CAS_ATTEMPTS, MAX_TAGS};
 use super::topic_attrs::{default_policy, normalize, report, same, When};
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, KvOutcome};
-use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -6,8 +6,8 @@
 use super::naming;
 use super::registry::{self, QueueRecord};
 use crate::config::{Config, MAX_PARTITIONS};
-use crate::http::Transport;
 use crate::ctx::Ctx;
+use crate::http::Transport;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::Value;
 use std::collections::BTreeMap;

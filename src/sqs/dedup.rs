@@ -14,9 +14,9 @@
 //! Cost: one KV write call per FIFO send on a queue-scoped queue.
 
 use super::registry::QueueRecord;
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, PushItem};
-use crate::ctx::Ctx;
 use crate::wire::ApiError;
 use serde_json::{json, Value};
 

@@ -3,9 +3,8 @@
 
 pub mod attributes;
 pub mod batch;
-pub mod claims;
 pub mod dedup;
-pub mod hold;
+pub mod inflight;
 pub mod input;
 pub mod lanes;
 pub mod message_attrs;
@@ -14,17 +13,16 @@ pub mod naming;
 pub mod permissions;
 pub mod queues;
 pub mod receive;
-pub mod receive_counts;
 pub mod redrive;
 pub mod registry;
+pub mod render;
 pub mod send;
 pub mod settle;
 pub mod sources;
 pub mod tags;
-pub mod visibility;
 
-use crate::http::Transport;
 use crate::ctx::Ctx;
+use crate::http::Transport;
 use crate::wire::{Action, ApiError, ErrorCode};
 use input::Input;
 use serde_json::Value;

@@ -20,15 +20,15 @@
 //! a task it cannot route. The task COMPLETES when the source has nothing claimable left or
 //! it has moved the number the source held when it started. Finished tasks are kept 14 days.
 
-use super::claims;
+use super::inflight;
 use super::input::{invalid, missing, Input};
 use super::naming;
 use super::redrive::{self, Moved};
 use super::registry::{self, QueueRecord};
-use crate::http::Transport;
-use crate::model::Envelope;
-use crate::queen::{Ack, KvOp, KvOutcome, PopOptions, PoppedMessage};
 use crate::ctx::Ctx;
+use crate::http::Transport;
+use crate::model::{carried, Envelope};
+use crate::queen::{Ack, AckStatus, KvOp, KvOutcome, PopOptions};
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -345,17 +345,12 @@ async fn advance<T: Transport>(
                 .clone()
                 .unwrap_or_else(|| popped.lease_id.clone());
             if let Some(q) = source_record.as_ref().filter(|q| q.fifo) {
-                if deleted_in_claim(ctx, q, m).await? {
+                if inflight::deleted_in_claim(ctx, q, m).await? {
                     // Deleted by a consumer, still in its lane behind the claim's other
                     // messages: completed here, never moved back.
                     let _ = ctx
                         .queen
-                        .ack(&claims::ack(
-                            &m.transaction_id,
-                            &m.partition_id,
-                            &lease,
-                            "completed",
-                        ))
+                        .ack(&Ack::of(m, &lease, AckStatus::Completed))
                         .await;
                     continue;
                 }
@@ -363,7 +358,7 @@ async fn advance<T: Transport>(
             let env = Envelope::from_stored(&m.data);
             let dest_name = fixed_dest
                 .clone()
-                .or_else(|| redrive::source_queue(&env).map(str::to_string));
+                .or_else(|| carried::source_queue(&env).map(str::to_string));
             let dest = match &dest_name {
                 Some(name) => {
                     if !records.contains_key(name) {
@@ -376,15 +371,7 @@ async fn advance<T: Transport>(
             };
             let Some(dest) = dest else {
                 // Put it back untouched and stop: the task cannot route this message.
-                let _ = ctx
-                    .queen
-                    .ack(&Ack {
-                        transaction_id: m.transaction_id.clone(),
-                        partition_id: m.partition_id.clone(),
-                        status: "retry",
-                        lease_id: Some(lease),
-                    })
-                    .await;
+                let _ = ctx.queen.ack(&Ack::of(m, &lease, AckStatus::Retry)).await;
                 failure = Some(match dest_name {
                     Some(n) => format!("The destination queue {n} does not exist."),
                     None => format!("Message {} does not name the queue it came from.", m.id),
@@ -392,7 +379,7 @@ async fn advance<T: Transport>(
                 stop = true;
                 break;
             };
-            if redrive::move_message(ctx, m, &lease, &dest, &redrive::returned_copy(env)).await?
+            if redrive::move_message(ctx, m, &lease, &dest, &carried::returned(env)).await?
                 == Moved::Yes
             {
                 moved += 1;
@@ -413,21 +400,6 @@ async fn advance<T: Transport>(
         task.status = "COMPLETED".into();
     }
     finish(ctx, task, version, moved).await
-}
-
-/// Whether a popped FIFO message was deleted by a consumer: its group's claim record lists
-/// it (deletes of a claim's later messages are recorded there until the claim's front is
-/// deleted too, and the message stays in its lane meanwhile).
-async fn deleted_in_claim<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    q: &QueueRecord,
-    m: &PoppedMessage,
-) -> Result<bool, ApiError> {
-    let records = claims::load_groups(ctx, q, std::slice::from_ref(&m.partition_id)).await?;
-    Ok(records
-        .first()
-        .and_then(|s| s.record.as_ref())
-        .is_some_and(|r| r.deleted.contains(&m.id)))
 }
 
 /// Records a step's `moved` count and status under compare-and-set; on a lost race

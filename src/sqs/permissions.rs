@@ -5,9 +5,9 @@
 
 use super::input::{invalid, missing, Input};
 use super::registry::{self, Permission};
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::KvOp;
-use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -5,10 +5,10 @@
 use super::attributes::{self, Changes, Phase, DELAY_TIMER_PREFIX};
 use super::input::{invalid, Input};
 use super::registry::{self, QueueRecord, Stored};
-use super::{naming, tags, visibility};
+use super::{inflight, naming, tags};
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, TimerCancel, TimerOp};
-use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -213,7 +213,7 @@ pub async fn delete_queue<T: Transport>(
 /// and messages in flight (`vis.`). Answers how many it found.
 pub async fn cancel_timers<T: Transport>(ctx: &Ctx<'_, T>, queue: &str) -> Result<usize, ApiError> {
     let mut found = 0;
-    for prefix in [DELAY_TIMER_PREFIX, visibility::TIMER_PREFIX] {
+    for prefix in [DELAY_TIMER_PREFIX, inflight::TIMER_PREFIX] {
         // Timer keys list in byte order, so each kind is one run starting after its prefix.
         let mut after = Some(prefix.to_string());
         while let Some(cursor) = after.take() {
@@ -363,10 +363,7 @@ pub async fn get_queue_attributes<T: Transport>(
     {
         let counts = ctx
             .queen
-            .timer_counts(
-                &record.name,
-                &[DELAY_TIMER_PREFIX, visibility::TIMER_PREFIX],
-            )
+            .timer_counts(&record.name, &[DELAY_TIMER_PREFIX, inflight::TIMER_PREFIX])
             .await?;
         (counts[0], counts[1])
     } else {

@@ -4,9 +4,9 @@
 
 use super::input::Input;
 use super::naming;
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, QueueOptions};
-use crate::ctx::Ctx;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -139,7 +139,7 @@ impl QueueRecord {
             dedup_window_seconds: if self.fifo {
                 self.dedup_window_seconds()
             } else {
-                super::visibility::DUPLICATE_GUARD_SECONDS
+                super::inflight::DUPLICATE_GUARD_SECONDS
             },
             completed_retention_seconds: self.retention_seconds(),
         }

@@ -22,13 +22,13 @@ use super::dedup;
 use super::input::{missing, Input};
 use super::lanes;
 use super::registry::{self, QueueRecord};
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{
-    attrs_from_api, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData, Attrs,
-    Envelope,
+    attrs_from_api, carried, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData,
+    Attrs, Envelope,
 };
-use crate::queen::{PushItem, PushStatus, TimerSchedule};
-use crate::ctx::Ctx;
+use crate::queen::{PushItem, PushStatus, ScheduleOp, TimerSchedule};
 use crate::wire::{ApiError, ErrorCode};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -36,7 +36,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 const MAX_DELAY_SECONDS: i64 = 900;
-use super::visibility::{self, TIMER_PAYLOAD_MAX};
+use super::inflight::{self, TIMER_PAYLOAD_MAX};
 /// SendMessageBatch's ceiling on the sum of its messages' sizes, whatever the queue's
 /// MaximumMessageSize: an entry over the queue's limit fails alone, not the batch.
 const MAX_BATCH_BYTES: usize = 1_048_576;
@@ -256,7 +256,7 @@ async fn deliver<T: Transport>(
             timer_of.push(Some(timers.len()));
             push_of.push(None);
             timers.push(TimerSchedule {
-                op: "schedule",
+                op: ScheduleOp::Schedule,
                 queue: q.name.clone(),
                 timer_key: format!("sqs.{key}"),
                 partition: lanes::batch_lane(ctx.request_id, *index, q.partitions),
@@ -269,7 +269,7 @@ async fn deliver<T: Transport>(
             timer_of.push(None);
             let payload = if m.solo {
                 let mut stamped = m.envelope.clone();
-                visibility::stamp_visible_at(&mut stamped, ctx.now_ms, m.timer_seconds);
+                carried::stamp_visible_at(&mut stamped, ctx.now_ms, m.timer_seconds);
                 stamped.to_json()
             } else {
                 m.envelope.to_json()
@@ -277,7 +277,7 @@ async fn deliver<T: Transport>(
             let mut item =
                 lanes::push_item(q, payload, m.group.as_deref(), m.dedup.as_deref(), &key);
             if m.solo {
-                item.partition = visibility::solo_lane(&key);
+                item.partition = inflight::solo_lane(&key);
             } else if !q.fifo {
                 item.partition = lanes::batch_lane(ctx.request_id, *index, q.partitions);
             }
@@ -403,7 +403,7 @@ async fn hold_back<T: Transport>(
         })
         .collect();
     if !lanes.is_empty() {
-        visibility::hold_lanes(ctx, q, &lanes).await;
+        inflight::hold_lanes(ctx, q, &lanes).await;
     }
 }
 

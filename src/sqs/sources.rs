@@ -5,8 +5,8 @@ use super::input::Input;
 use super::naming;
 use super::queues::{decode_token, encode_token, max_results, LIST_CAP};
 use super::registry::{self, QueueRecord};
-use crate::http::Transport;
 use crate::ctx::Ctx;
+use crate::http::Transport;
 use crate::wire::ApiError;
 use serde_json::{json, Map, Value};
 

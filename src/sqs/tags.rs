@@ -4,8 +4,8 @@
 
 use super::input::{missing, Input};
 use super::registry;
-use crate::http::Transport;
 use crate::ctx::Ctx;
+use crate::http::Transport;
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -20,7 +20,7 @@
 use crate::broker::store::depth::QueueCounts;
 use crate::broker::RunningBroker;
 use queen_sqs::sqs::attributes::DELAY_TIMER_PREFIX;
-use queen_sqs::sqs::visibility::TIMER_PREFIX as VISIBILITY_TIMER_PREFIX;
+use queen_sqs::sqs::inflight::TIMER_PREFIX as VISIBILITY_TIMER_PREFIX;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

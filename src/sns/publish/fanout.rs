@@ -3,10 +3,10 @@
 
 use super::message::Entry;
 use super::notification::Notification;
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{Attrs, Envelope};
 use crate::queen::{KvOp, PushItem, RollbackReason, Transaction, TxnOutcome};
-use crate::ctx::Ctx;
 use crate::sns::arn::topic_arn;
 use crate::sns::errors::{broker, internal, topic_not_found};
 use crate::sns::filter::FilterPolicy;

@@ -36,10 +36,10 @@
 //! deduplication id, which a later message of the same group may legitimately reuse once
 //! the deduplication window has passed.
 
-use super::registry::QueueRecord;
-use crate::http::Transport;
-use crate::queen::{Ack, KvOp, KvResult, PoppedMessage};
 use crate::ctx::Ctx;
+use crate::http::Transport;
+use crate::queen::{KvOp, KvResult, PoppedMessage};
+use crate::sqs::registry::QueueRecord;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -529,16 +529,6 @@ async fn read_while_live<T: Transport>(
         }
     }
     Ok(ctx.queen.extend(&claim.lease, 1).await?.renewed > 0)
-}
-
-/// The ack that settles a claim from the front.
-pub fn ack(txn: &str, partition_id: &str, lease_id: &str, status: &'static str) -> Ack {
-    Ack {
-        transaction_id: txn.to_string(),
-        partition_id: partition_id.to_string(),
-        status,
-        lease_id: Some(lease_id.to_string()),
-    }
 }
 
 #[cfg(test)]

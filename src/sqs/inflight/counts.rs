@@ -15,10 +15,10 @@
 //! is uncounted again (`uncount`, best effort): otherwise slow or failed receives would
 //! dead-letter messages nobody received `maxReceiveCount` times.
 
-use super::registry::QueueRecord;
+use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, PoppedMessage, QueenError};
-use crate::ctx::Ctx;
+use crate::sqs::registry::QueueRecord;
 use crate::wire::ApiError;
 
 pub fn key(queue: &str, message_id: &str) -> String {

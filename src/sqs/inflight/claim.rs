@@ -1,0 +1,357 @@
+//! Held by a claim (FIFO queues): a receive's sequential pops each claim a RUN of one
+//! group (batch = the budget left) under one lease, as SQS hands out several messages of a
+//! group at once. A FIFO queue's lane is a message group and the broker skips a lane with
+//! a live lease, which is exactly SQS's "a group is blocked while a message of it is in
+//! flight".
+//!
+//! Each claim is opened against its group's record (`claim_record`): deleted messages
+//! acked through or withheld, a head past `maxReceiveCount` dead-lettered, the record
+//! rewritten for the new lease; what is left is delivered. `ApproximateReceiveCount` is
+//! each message's own (`counts`, on both brokers). Deletes and visibility changes of a
+//! claim are `claim_settle`'s.
+
+use super::claim_record::{self, Claim, Reopened, Stored};
+use super::lease::release_all;
+use super::{
+    counts, dead_letter_copy, lease_handle, lease_of, wait_left_ms, Asked, Delivery,
+    DEAD_POP_RETRIES,
+};
+use crate::ctx::Ctx;
+use crate::http::Transport;
+use crate::model::{carried, Envelope};
+use crate::queen::{
+    Ack, AckStatus, PopOptions, Popped, PoppedMessage, RollbackReason, Transaction, TxnOutcome,
+};
+use crate::sqs::lanes;
+use crate::sqs::redrive::{self, DeadLetter};
+use crate::sqs::registry::QueueRecord;
+use crate::wire::ApiError;
+
+/// A FIFO receive: sequential claims, each a run of ONE group under one lease, until `max`
+/// messages are claimed or nothing more is claimable; then each claim opened and answered.
+/// At visibility 0 the claims are held for a second and released once answered.
+pub async fn receive<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    asked: Asked,
+) -> Result<Vec<Delivery>, ApiError> {
+    let lease_s = asked.visibility_s.max(1);
+    let release = asked.visibility_s == 0;
+    let started = ctx.queen.transport().clock_ms();
+    for _ in 0..=DEAD_POP_RETRIES {
+        let wait_ms = wait_left_ms(ctx, started, asked.wait_s);
+        let popped = pop_claims(ctx, &q.name, asked.max, wait_ms, lease_s).await?;
+        if popped.is_empty() {
+            break;
+        }
+        // A receive that fails after its claims were made answers nothing: it gives them
+        // back at once (ack `retry` at each claim's last message, so even a claim whose
+        // deleted head was acked on the way is released), rather than hiding their groups
+        // for the visibility timeout. Their receive counts are taken back (`answer`).
+        let give_back: Vec<Ack> = popped
+            .iter()
+            .filter_map(|p| {
+                let last = p.messages.last()?;
+                Some(Ack::of(last, &lease_of(last, p), AckStatus::Retry))
+            })
+            .collect();
+        match answer(ctx, q, popped, lease_s, release).await {
+            Ok(out) if !out.is_empty() => return Ok(out),
+            // Every claim came to nothing (its messages deleted already, dead-lettered, or
+            // its lease lost): those groups are settled or held, so popping again finds
+            // others, as SQS answers what is visible.
+            Ok(_) => continue,
+            Err(e) => {
+                release_all(ctx, &give_back).await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// Sequential claims of one group each, until `max` messages: one long poll first, the
+/// rest without waiting.
+async fn pop_claims<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    queue: &str,
+    max: usize,
+    wait_ms: u64,
+    lease_s: u64,
+) -> Result<Vec<Popped>, ApiError> {
+    let mut popped: Vec<Popped> = Vec::new();
+    let mut claimed = 0;
+    // Each round claims a group, or claims again one whose earlier claim expired; a
+    // broker that answers every pop after its lease cannot keep the receive going.
+    let mut rounds = 0;
+    while claimed < max && rounds <= max {
+        rounds += 1;
+        let wait_ms = (popped.is_empty() && wait_ms > 0).then_some(wait_ms);
+        let opts = PopOptions {
+            wait_ms,
+            lease_seconds: Some(lease_s),
+        };
+        match ctx
+            .queen
+            .pop_run(queue, None, opts, (max - claimed) as u32)
+            .await
+        {
+            Ok(Some(p)) => {
+                // A group popped again: its earlier claim's lease ran out while that pop's
+                // answer was on the way (a slow broker), and the broker handed the group
+                // out anew. Only the newer claim holds it.
+                let group = |c: &Popped| c.messages.first().map(|m| m.partition_id.clone());
+                let mine = group(&p);
+                let again = popped
+                    .iter()
+                    .position(|c| mine.is_some() && group(c) == mine);
+                if let Some(i) = again {
+                    claimed -= popped.remove(i).messages.len();
+                }
+                claimed += p.messages.len();
+                popped.push(p);
+            }
+            Ok(None) => break,
+            // Claims already made are answered; only a receive with none reports it.
+            Err(e) if popped.is_empty() => return Err(e.into()),
+            Err(_) => break,
+        }
+    }
+    Ok(popped)
+}
+
+/// The receive's claims counted, opened against their groups' records and delivered.
+/// Messages counted and then not delivered are uncounted again.
+async fn answer<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    mut popped: Vec<Popped>,
+    lease_s: u64,
+    release: bool,
+) -> Result<Vec<Delivery>, ApiError> {
+    // Per message, on both brokers: the embedded broker's `deliveryAttempt` belongs to
+    // the claim, and a claim may hold messages never delivered before.
+    let mut all: Vec<&mut PoppedMessage> = popped
+        .iter_mut()
+        .flat_map(|p| p.messages.iter_mut())
+        .collect();
+    for m in all.iter_mut() {
+        m.delivery_attempt = None;
+    }
+    counts::fill(ctx, q, &mut all).await?;
+    let mut unanswered: Vec<String> = Vec::new();
+    let answer = answer_counted(ctx, q, &popped, lease_s, release, &mut unanswered).await;
+    match &answer {
+        Ok(_) => counts::uncount(ctx, q, &unanswered).await,
+        Err(_) => {
+            let every: Vec<String> = popped
+                .iter()
+                .flat_map(|p| p.messages.iter().map(|m| m.id.clone()))
+                .collect();
+            counts::uncount(ctx, q, &every).await
+        }
+    }
+    answer
+}
+
+/// The counted claims delivered; the ids of claims skipped on the way go to `unanswered`.
+async fn answer_counted<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    popped: &[Popped],
+    lease_s: u64,
+    release: bool,
+    unanswered: &mut Vec<String>,
+) -> Result<Vec<Delivery>, ApiError> {
+    let partitions: Vec<String> = popped
+        .iter()
+        .filter_map(|p| p.messages.first().map(|m| m.partition_id.clone()))
+        .collect();
+    let records = claim_record::load_groups(ctx, q, &partitions).await?;
+    let read_at_ms = ctx.queen.transport().clock_ms();
+    let mut dlq = DeadLetter::Unresolved;
+    let mut out = Vec::new();
+    let mut releases: Vec<Ack> = Vec::new();
+    for (p, current) in popped.iter().zip(records) {
+        let (lease, rest, deleted) =
+            match open(ctx, q, &mut dlq, p, current, read_at_ms, lease_s).await? {
+                Opened::Answer {
+                    lease,
+                    rest,
+                    deleted,
+                } => (lease, rest, deleted),
+                Opened::Unanswered(ids) => {
+                    unanswered.extend(ids);
+                    continue;
+                }
+            };
+        if let (true, Some(first)) = (release, rest.first()) {
+            releases.push(Ack::of(first, &lease, AckStatus::Retry));
+        }
+        for m in rest.iter().filter(|m| !deleted.contains(&m.id)) {
+            let e = Envelope::from_stored(&m.data);
+            let count = m.delivery_attempt.unwrap_or(1) + carried::receive_count(&e);
+            let handle = lease_handle(ctx, q, m, &lease);
+            // The message's first receive is this one when its count is 1.
+            let first = (count == 1).then_some(ctx.now_ms);
+            out.push(Delivery::new(handle, m, e, count, first));
+        }
+    }
+    release_all(ctx, &releases).await;
+    Ok(out)
+}
+
+/// What opening one claim came to.
+enum Opened<'p> {
+    /// Deliver `rest` under `lease`, but for the messages recorded `deleted`.
+    Answer {
+        lease: String,
+        rest: &'p [PoppedMessage],
+        deleted: Vec<String>,
+    },
+    /// None of it is delivered (these ids were counted for nothing).
+    Unanswered(Vec<String>),
+}
+
+/// Opens one claim against its group's record (`current`, read at `read_at_ms`): a lane
+/// named before a purge is moved into the group's current lane; the leading deleted
+/// messages are acked through; a head past `maxReceiveCount` is dead-lettered; the record
+/// is rewritten for the new lease.
+async fn open<'p, T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    dlq: &mut DeadLetter,
+    p: &'p Popped,
+    current: Stored,
+    read_at_ms: Option<u64>,
+    lease_s: u64,
+) -> Result<Opened<'p>, ApiError> {
+    let ids = |ms: &[PoppedMessage]| ms.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+    let Some(head) = p.messages.first() else {
+        return Ok(Opened::Unanswered(Vec::new()));
+    };
+    let lease = lease_of(head, p);
+    if lanes::made_before_purge(q, &head.partition) {
+        let deleted = current.record.as_ref().map_or(&[][..], |r| &r.deleted[..]);
+        redrive::relane(ctx, q, &p.messages, deleted, &lease).await?;
+        return Ok(Opened::Unanswered(ids(&p.messages)));
+    }
+    let opening = claim_record::open(current.record.as_ref(), &p.messages);
+    let mut acked: Vec<String> = Vec::new();
+    let mut from = 0;
+    if opening.lead > 0 {
+        let last = &p.messages[opening.lead - 1];
+        let r = ctx
+            .queen
+            .ack(&Ack::of(last, &lease, AckStatus::Completed))
+            .await?;
+        if !r.success {
+            // The claim is not ours any more (its lease ran out meanwhile).
+            return Ok(Opened::Unanswered(ids(&p.messages)));
+        }
+        acked.extend(ids(&p.messages[..opening.lead]));
+        from = opening.lead;
+    }
+    let dead = dead_letter_head(ctx, q, dlq, &p.messages[from..], &opening.withheld, &lease);
+    match dead.await? {
+        Head::Kept => {}
+        Head::Moved(n) => {
+            acked.extend(ids(&p.messages[from..from + n]));
+            from += n;
+        }
+        // Moved by nobody (the move failed: the claim stays leased and comes back), or
+        // the lease is someone else's: none of it is answered.
+        Head::Held | Head::LeaseLost => return Ok(Opened::Unanswered(ids(&p.messages[from..]))),
+    }
+    let rest = &p.messages[from..];
+    let claim = Claim {
+        lease: lease.clone(),
+        partition_id: head.partition_id.clone(),
+        messages: rest,
+        acked,
+        live_until_ms: claim_record::surely_live_until(p.asked_at_ms, lease_s),
+    };
+    match claim_record::write_reopened(ctx, q, &claim, current, read_at_ms).await? {
+        Reopened::Written(record) => Ok(Opened::Answer {
+            lease,
+            rest,
+            deleted: record.map(|r| r.deleted).unwrap_or_default(),
+        }),
+        Reopened::LeaseLost => Ok(Opened::Unanswered(ids(rest))),
+    }
+}
+
+/// What dead-lettering did to the head of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Head {
+    /// Nothing at the head is past `maxReceiveCount`.
+    Kept,
+    /// The first n messages left the claim (moved, or deleted ones acked with them).
+    Moved(usize),
+    /// The move failed: the claim stays leased and comes back when its lease ends.
+    Held,
+    /// The lease was gone: the claim is someone else's.
+    LeaseLost,
+}
+
+/// Dead-letters the messages at the head of a claim whose OWN receive count passed
+/// `maxReceiveCount`, as SQS does: one message each, never the messages behind them. Acks
+/// are cumulative, so only a leading run can move (deleted messages inside it are acked
+/// with it, not copied); a message further in moves once it reaches the head. One
+/// transaction: the copies and the ack `completed` of the run's last message.
+async fn dead_letter_head<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    dlq: &mut DeadLetter,
+    messages: &[PoppedMessage],
+    deleted: &[String],
+    lease_id: &str,
+) -> Result<Head, ApiError> {
+    let Some((dest, max_receives)) = dlq.target(ctx, q).await?.cloned() else {
+        return Ok(Head::Kept);
+    };
+    let count_of = |m: &PoppedMessage| {
+        m.delivery_attempt.unwrap_or(1) + carried::receive_count(&Envelope::from_stored(&m.data))
+    };
+    let exceeded = |m: &PoppedMessage| !deleted.contains(&m.id) && count_of(m) > max_receives;
+    let run = messages
+        .iter()
+        .take_while(|m| deleted.contains(&m.id) || exceeded(m))
+        .count();
+    // The run's deleted messages are completed with its moves, trailing ones too: left
+    // to the claim, a claim of nothing else would be answered empty and stay leased.
+    if !messages[..run].iter().any(exceeded) {
+        return Ok(Head::Kept);
+    }
+    let moving: Vec<&PoppedMessage> = messages[..run].iter().filter(|m| exceeded(m)).collect();
+    let last = &messages[run - 1];
+    // First keyed by transaction id; on a dedup collision, once more by message id.
+    for by_id in [false, true] {
+        let pushes = moving
+            .iter()
+            .map(|m| {
+                let copy = dead_letter_copy(q, m, Envelope::from_stored(&m.data), count_of(m) - 1);
+                redrive::copy_push(m, &dest, copy.to_json(), by_id)
+            })
+            .collect();
+        let txn = Transaction {
+            pushes,
+            acks: vec![Ack::of(last, lease_id, AckStatus::Completed)],
+            kv: Vec::new(),
+            timers: Vec::new(),
+        };
+        match ctx.queen.transaction(&txn).await? {
+            TxnOutcome::Committed(_) => return Ok(Head::Moved(run)),
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::Duplicate,
+                ..
+            } if !by_id => continue,
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::AckRejected,
+                ..
+            } => return Ok(Head::LeaseLost),
+            TxnOutcome::RolledBack { .. } => return Ok(Head::Held),
+        }
+    }
+    Ok(Head::Held)
+}

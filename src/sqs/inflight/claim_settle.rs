@@ -1,0 +1,225 @@
+//! Deletes and visibility changes of FIFO claims: the entries of one claim are one
+//! gesture. Handles are grouped by claim first; deletes settle through the group's record
+//! (`claim_record`): a delete is recorded only while the record names the handle's lease,
+//! then the longest deleted prefix is acked; a visibility change is one extension of the
+//! claim's lease, or at 0 a release recorded until every message left in the claim was
+//! deleted or released (SQS keeps the group blocked meanwhile).
+
+use super::claim_record::{self, Lookup, Mark, Recorded, Stored};
+use super::lease::{self, deleted};
+use super::{not_deleted, not_inflight, Changed};
+use crate::ctx::Ctx;
+use crate::http::Transport;
+use crate::model::ReceiptHandle;
+use crate::queen::{Ack, AckStatus, AckVerdict, PoppedMessage};
+use crate::sqs::registry::QueueRecord;
+use crate::wire::ApiError;
+
+/// Deletes on a FIFO queue, grouped by claim; one verdict per handle, in order.
+pub async fn delete<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    handles: &[&ReceiptHandle],
+) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+    let mut claims: Vec<(String, String)> = Vec::new();
+    for h in handles {
+        let c = (h.partition_id.clone(), h.lease_id.clone());
+        if !claims.contains(&c) {
+            claims.push(c);
+        }
+    }
+    let lookups = claim_record::lookup(ctx, q, &claims).await?;
+    let mut verdicts: Vec<Result<(), ApiError>> = handles.iter().map(|_| Ok(())).collect();
+    let mut direct: Vec<usize> = Vec::new();
+    for ((pid, lease), lookup) in claims.iter().zip(lookups) {
+        let members: Vec<usize> = (0..handles.len())
+            .filter(|&i| handles[i].lease_id == *lease && handles[i].partition_id == *pid)
+            .collect();
+        let current = match lookup {
+            // A single-message claim (or one settled): acked as ever.
+            Lookup::Unrecorded => {
+                direct.extend(members);
+                continue;
+            }
+            // Never ack through a claim recorded the old way: its lease runs out instead.
+            Lookup::Legacy => continue,
+            Lookup::Recorded(current) => current,
+        };
+        // Not in the record under its lease: received again since (stale: nothing to do),
+        // or already acked and pruned (an ack would be a no-op).
+        let inside: Vec<usize> = members
+            .into_iter()
+            .filter(|&i| {
+                current
+                    .record
+                    .as_ref()
+                    .is_some_and(|r| r.lease == *lease && r.holds(&handles[i].message_id))
+            })
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        let ids: Vec<String> = inside
+            .iter()
+            .map(|&i| handles[i].message_id.clone())
+            .collect();
+        let verdict = delete_in_claim(ctx, q, pid, lease, current, &ids).await;
+        for i in inside {
+            verdicts[i] = verdict.clone();
+        }
+    }
+    if !direct.is_empty() {
+        let acks: Vec<Ack> = direct
+            .iter()
+            .map(|&i| lease::ack(handles[i], AckStatus::Completed))
+            .collect();
+        let answers = ctx.queen.ack_batch(&acks).await?;
+        for (i, r) in direct.into_iter().zip(answers) {
+            verdicts[i] = deleted(&r);
+        }
+    }
+    Ok(verdicts)
+}
+
+/// Deletes some of a recorded claim's messages: record them (that is the delete), then
+/// ack the deleted prefix and forget what the ack completed.
+async fn delete_in_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    pid: &str,
+    lease: &str,
+    current: Stored,
+    ids: &[String],
+) -> Result<(), ApiError> {
+    match claim_record::record(ctx, q, pid, lease, current, ids, Mark::Deleted).await? {
+        Recorded::Stale => Ok(()),
+        Recorded::Pending { release } => {
+            release_claim(ctx, pid, lease, release).await;
+            Ok(())
+        }
+        Recorded::Ack {
+            txn,
+            covers,
+            release,
+        } => {
+            let r = ctx
+                .queen
+                .ack(&Ack::new(&txn, pid, lease, AckStatus::Completed))
+                .await?;
+            match r.verdict() {
+                AckVerdict::Applied => {
+                    claim_record::forget_acked(ctx, q, pid, lease, &covers).await?;
+                    release_claim(ctx, pid, lease, release).await;
+                    Ok(())
+                }
+                // Recorded: the group's next receive acks them on its way through.
+                AckVerdict::Stale => Ok(()),
+                AckVerdict::Failed => Err(not_deleted()),
+            }
+        }
+    }
+}
+
+/// Releases a FIFO claim whose messages left were all given a visibility of 0 (ack
+/// `retry` at the first of them). A release that fails leaves the lease to run out.
+async fn release_claim<T: Transport>(ctx: &Ctx<'_, T>, pid: &str, lease: &str, at: Option<String>) {
+    if let Some(txn) = at {
+        let _lease_runs_out_otherwise = ctx
+            .queen
+            .ack(&Ack::new(&txn, pid, lease, AckStatus::Retry))
+            .await;
+    }
+}
+
+/// Visibility changes grouped by (claim, timeout): one extension or one release per group,
+/// its verdict given to every change of it. Groups run in the order of their first change.
+pub async fn change<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    changes: &[(ReceiptHandle, u64)],
+) -> Vec<Result<Changed, ApiError>> {
+    let mut groups: Vec<(Vec<&ReceiptHandle>, u64, Vec<usize>)> = Vec::new();
+    for (slot, (h, s)) in changes.iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|(g, gs, _)| g[0].lease_id == h.lease_id && *gs == *s)
+        {
+            Some((hs, _, slots)) => {
+                hs.push(h);
+                slots.push(slot);
+            }
+            None => groups.push((vec![h], *s, vec![slot])),
+        }
+    }
+    let mut verdicts: Vec<Result<Changed, ApiError>> =
+        changes.iter().map(|_| Ok(Changed::Applied)).collect();
+    for (hs, s, slots) in groups {
+        let verdict = if s == 0 {
+            release_in_claim(ctx, q, &hs).await
+        } else {
+            lease::change(ctx, hs[0], s).await
+        };
+        for slot in slots {
+            verdicts[slot] = verdict.clone();
+        }
+    }
+    verdicts
+}
+
+/// A visibility change to 0 of some messages of ONE claim. SQS keeps a group blocked
+/// while any of its messages is in flight, so the claim's lease is released only once
+/// every message left in it was deleted or released; until then the release is recorded.
+async fn release_in_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    handles: &[&ReceiptHandle],
+) -> Result<Changed, ApiError> {
+    let Some(h) = handles.first() else {
+        return Ok(Changed::Applied);
+    };
+    let claim = [(h.partition_id.clone(), h.lease_id.clone())];
+    let Some(Lookup::Recorded(current)) = claim_record::lookup(ctx, q, &claim).await?.pop() else {
+        // A claim of one message (or settled): its release is the whole claim's.
+        return lease::change(ctx, h, 0).await;
+    };
+    let ids: Vec<String> = handles.iter().map(|h| h.message_id.clone()).collect();
+    let held = current
+        .record
+        .as_ref()
+        .is_some_and(|r| r.lease == h.lease_id && ids.iter().all(|id| r.holds(id)));
+    if !held {
+        return Err(not_inflight());
+    }
+    let recorded = claim_record::record(
+        ctx,
+        q,
+        &h.partition_id,
+        &h.lease_id,
+        current,
+        &ids,
+        Mark::Released,
+    );
+    match recorded.await? {
+        Recorded::Stale => Err(not_inflight()),
+        Recorded::Pending { release } | Recorded::Ack { release, .. } => match release {
+            Some(_) => lease::change(ctx, h, 0).await,
+            None => Ok(Changed::Applied),
+        },
+    }
+}
+
+/// Whether a popped FIFO message was deleted by a consumer: its group's claim record lists
+/// it (deletes of a claim's later messages are recorded there until the claim's front is
+/// deleted too, and the message stays in its lane meanwhile).
+pub async fn deleted_in_claim<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    m: &PoppedMessage,
+) -> Result<bool, ApiError> {
+    let partition = std::slice::from_ref(&m.partition_id);
+    let records = claim_record::load_groups(ctx, q, partition).await?;
+    Ok(records
+        .first()
+        .and_then(|s| s.record.as_ref())
+        .is_some_and(|r| r.deleted.contains(&m.id)))
+}

@@ -1,0 +1,347 @@
+//! Held by a visibility timer (standard queues).
+//!
+//! A receive takes its messages OUT of their lanes at once (`standard`): one transaction
+//! acks them and schedules, per message, a timer that pushes the message back (its
+//! redelivery copy, `carried::redelivery`) when its visibility timeout ends. No lane is
+//! held while a message is in flight, so lanes do not bound how many messages are in
+//! flight, and a held message blocks nothing behind it.
+//!
+//! - The handle names the timer, `vis.<MessageId>.<receive count>.r<receive>`: each
+//!   delivery has its own, so a handle from an earlier delivery never touches a later one's
+//!   timer, and two receives of one copy (a pop whose lease ran out under a stalled
+//!   receive, popped again by another) never share one: undoing one cannot cancel the
+//!   other's.
+//! - Delete cancels the timer. When it has fired already, SQS still deletes the message
+//!   if nobody received it since; a tombstone `qs:del:<queue>:<MessageId>.<receive count>`
+//!   marks that delivery, and a receive that pops the copy made at that very delivery
+//!   drops it instead of answering it (`deleted_late`).
+//! - ChangeMessageVisibility reads the timer back (its payload is the copy) and
+//!   reschedules it: it can shorten a timeout as well as extend it. A reschedule that
+//!   finds the timer fired creates a new one; that one is cancelled again. A change that
+//!   finds the timer fired answers success and changes nothing, as SQS does once a
+//!   visibility has ended (`Changed::Visible`), unless that delivery was deleted late or
+//!   purged (`Changed::Deleted`). To 0, the copy is pushed and the timer cancelled in one
+//!   transaction, so the message is visible when the call returns; should the timer have
+//!   fired in between, the message exists twice (a duplicate, never a loss).
+//!
+//! Costs per message: one cancel per delete (a batch is one call). No KV write on the
+//! happy path, so the released engine's KV rate limits do not throttle receives.
+
+use super::{received_ms, Changed};
+use crate::ctx::Ctx;
+use crate::http::Transport;
+use crate::model::{Envelope, ReceiptHandle};
+use crate::queen::{
+    KvOp, PushItem, QueenError, RollbackReason, ScheduleOp, TimerCancel, TimerOp, TimerPeek,
+    TimerSchedule, TimerVerdict, Transaction, TxnOutcome,
+};
+use crate::sqs::registry::QueueRecord;
+use crate::wire::{ApiError, ErrorCode};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+
+/// Timer keys of messages in flight; delayed sends use `sqs.`.
+pub const TIMER_PREFIX: &str = "vis.";
+/// The deduplication window of a standard queue's lanes. No send carries a transaction id
+/// there (SQS standard queues deduplicate nothing); only a visibility change to 0 does,
+/// the id of the timer it replaces, so that it and the timer's fire never both land.
+pub const DUPLICATE_GUARD_SECONDS: u64 = 120;
+/// The largest payload a broker timer carries (decoded), on both brokers.
+pub const TIMER_PAYLOAD_MAX: usize = 1_048_576;
+
+/// The timer key of one delivery: the message, its receive count, and the receive (a tag
+/// of the pop's lease id, unique per pop call).
+pub fn key(message_id: &str, count: u32, lease_id: &str) -> String {
+    let tag: String = lease_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .rev()
+        .take(12)
+        .collect();
+    format!("{TIMER_PREFIX}{message_id}.{count}.r{tag}")
+}
+
+/// The receive count a timer key was minted at (keys minted before the receive tag end
+/// in the count).
+fn count_of_key(key: &str) -> Option<u32> {
+    let mut parts = key.rsplit('.');
+    let last = parts.next()?;
+    let count = if last.starts_with('r') {
+        parts.next()?
+    } else {
+        last
+    };
+    count.parse().ok()
+}
+
+fn key_of(h: &ReceiptHandle) -> &str {
+    h.timer_key.as_deref().unwrap_or("")
+}
+
+/// The copy's payload text, when a timer can carry it.
+pub fn fits(copy: &Envelope) -> Option<String> {
+    let text = copy.to_json().to_string();
+    (text.len() <= TIMER_PAYLOAD_MAX).then_some(text)
+}
+
+/// The timer that pushes `text` (a copy) back into `partition` after `delay_ms`, keyed by
+/// the delivery; the push it makes carries the key as its transaction id.
+pub fn schedule(
+    q: &QueueRecord,
+    key: &str,
+    partition: &str,
+    delay_ms: u64,
+    text: &str,
+) -> TimerSchedule {
+    TimerSchedule {
+        op: ScheduleOp::Schedule,
+        queue: q.name.clone(),
+        timer_key: key.to_string(),
+        partition: partition.to_string(),
+        delay_ms,
+        txn: key.to_string(),
+        payload: STANDARD.encode(text.as_bytes()),
+    }
+}
+
+/// The push that puts a copy back in its lane at once (a receive at visibility 0).
+pub fn requeue(q: &QueueRecord, partition: &str, copy: &Envelope) -> PushItem {
+    PushItem {
+        queue: q.name.clone(),
+        partition: partition.to_string(),
+        payload: copy.to_json(),
+        transaction_id: None,
+    }
+}
+
+/// The mark of one delivery deleted after its timer fired. One key per delivery, so a late
+/// delete of an older delivery cannot overwrite the mark of a newer one.
+fn tombstone_key(queue: &str, message_id: &str, count: u32) -> String {
+    format!("qs:del:{queue}:{message_id}.{count}")
+}
+
+/// Of the popped copies (index, MessageId, receive count carried), those deleted late:
+/// one KV read for all of them, only for redelivered copies.
+pub async fn deleted_late<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    copies: &[(usize, String, u32)],
+) -> Vec<usize> {
+    if copies.is_empty() {
+        return Vec::new();
+    }
+    let keys = copies
+        .iter()
+        .map(|(_, id, count)| tombstone_key(&q.name, id, *count))
+        .collect();
+    // An unreadable tombstone delivers the message: a duplicate, never a loss.
+    let Ok(results) = ctx.queen.kv_results(vec![KvOp::get_many(keys)]).await else {
+        return Vec::new();
+    };
+    let rows = results
+        .into_iter()
+        .next()
+        .map(|r| r.rows)
+        .unwrap_or_default();
+    copies
+        .iter()
+        .filter(|(_, id, count)| {
+            let key = tombstone_key(&q.name, id, *count);
+            rows.iter().any(|r| r.key == key)
+        })
+        .map(|(i, _, _)| *i)
+        .collect()
+}
+
+/// Deletes of timed handles, one timers call for all; a verdict per handle, in order.
+pub async fn delete<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    handles: &[&ReceiptHandle],
+) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+    // A batch may name one handle twice (SQS asks only for distinct entry ids): one cancel
+    // per timer, as the broker wants each key once per call.
+    let mut keys: Vec<&str> = Vec::new();
+    for h in handles {
+        if !keys.contains(&key_of(h)) {
+            keys.push(key_of(h));
+        }
+    }
+    let ops: Vec<TimerOp> = keys
+        .iter()
+        .map(|k| TimerOp::Cancel(TimerCancel::new(&q.name, k)))
+        .collect();
+    let verdicts = ctx.queen.timer_ops(&ops).await?;
+    // Fired (or being fired): the copy is back in the queue; mark that delivery.
+    let mut late: Vec<String> = Vec::new();
+    for (key, v) in keys.iter().zip(&verdicts) {
+        if TimerVerdict::of(&v.status) == TimerVerdict::Cancelled {
+            continue;
+        }
+        let (Some(h), Some(count)) = (
+            handles.iter().find(|h| key_of(h) == *key),
+            count_of_key(key),
+        ) else {
+            continue;
+        };
+        let mark = tombstone_key(&q.name, &h.message_id, count);
+        if !late.contains(&mark) {
+            late.push(mark);
+        }
+    }
+    if !late.is_empty() {
+        let ttl = q.retention_seconds().max(60);
+        let ops = late
+            .into_iter()
+            .map(|k| KvOp::put_ttl(k, serde_json::json!(true), ttl, None))
+            .collect();
+        ctx.queen.kv_results(ops).await?;
+    }
+    Ok(handles.iter().map(|_| Ok(())).collect())
+}
+
+/// A visibility change of a timed handle: the timer read back and rescheduled, or at 0
+/// the copy pushed and the timer cancelled together.
+pub async fn change<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    h: &ReceiptHandle,
+    seconds: u64,
+) -> Result<Changed, ApiError> {
+    let key = key_of(h);
+    let peek = ctx.queen.timer_peek(&q.name, key).await?;
+    if !peek.found {
+        return not_held(ctx, q, h).await;
+    }
+    if seconds == 0 {
+        return release(ctx, q, key, peek).await;
+    }
+    let op = TimerSchedule {
+        op: ScheduleOp::Reschedule,
+        queue: q.name.clone(),
+        timer_key: key.to_string(),
+        partition: peek.partition,
+        delay_ms: seconds * 1000,
+        txn: peek.txn,
+        payload: peek.payload,
+    };
+    let verdict = ctx.queen.timer_ops(&[TimerOp::Schedule(op)]).await?;
+    match verdict.first().map(|v| TimerVerdict::of(&v.status)) {
+        Some(TimerVerdict::Rescheduled) => Ok(Changed::Applied),
+        Some(TimerVerdict::Scheduled) => {
+            // The timer fired between the read and the reschedule, which created a new
+            // one: the message is back in the queue, so the new timer must not fire too.
+            let _ = ctx.queen.timer_cancel(&q.name, key).await;
+            Ok(Changed::Visible)
+        }
+        _ => not_held(ctx, q, h).await,
+    }
+}
+
+/// A change to 0: the copy the timer carries pushed back into its lane and the timer
+/// cancelled, in one transaction.
+async fn release<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    key: &str,
+    peek: TimerPeek,
+) -> Result<Changed, ApiError> {
+    let payload = STANDARD
+        .decode(peek.payload.as_bytes())
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| QueenError::BadAnswer("a visibility timer's payload".into()))?;
+    // The copy is pushed under the timer's own transaction id, the one its fire gives the
+    // message it pushes: should the timer have fired since the read, the broker's
+    // deduplication refuses this push and the whole change rolls back, so the message is
+    // never in the queue twice (`DUPLICATE_GUARD_SECONDS`).
+    let txn = Transaction {
+        pushes: vec![PushItem {
+            queue: q.name.clone(),
+            partition: peek.partition,
+            payload,
+            transaction_id: Some(peek.txn),
+        }],
+        timers: vec![TimerOp::Cancel(TimerCancel::new(&q.name, key))],
+        ..Transaction::default()
+    };
+    match ctx.queen.transaction(&txn).await? {
+        TxnOutcome::Committed(results) => {
+            match results
+                .last()
+                .and_then(|r| r.status.as_deref())
+                .map(TimerVerdict::of)
+            {
+                Some(TimerVerdict::Cancelled) => Ok(Changed::Applied),
+                // Being fired as the change committed (or on a queue configured before
+                // the guard): a duplicate, never a loss; visible either way.
+                _ => Ok(Changed::Visible),
+            }
+        }
+        // Fired before the change: the message is visible already.
+        TxnOutcome::RolledBack {
+            reason: RollbackReason::Duplicate,
+            ..
+        } => Ok(Changed::Visible),
+        TxnOutcome::RolledBack { reason, error } => Err(ApiError::new(
+            ErrorCode::InternalError,
+            format!("The visibility change failed ({reason}): {error}"),
+        )),
+    }
+}
+
+/// Whether the handle's delivery was made before the queue was last purged (or made
+/// again): its message is gone with the rest, as SQS says of a purge, so a change of it
+/// is refused as a change of a deleted message.
+fn received_before_emptied(q: &QueueRecord, h: &ReceiptHandle) -> bool {
+    received_ms(h) < q.purged.max(q.created.saturating_mul(1000))
+}
+
+/// A delivery whose timer is gone: deleted late (its tombstone), emptied by a purge, or
+/// visible again.
+async fn not_held<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    h: &ReceiptHandle,
+) -> Result<Changed, ApiError> {
+    if received_before_emptied(q, h) {
+        return Ok(Changed::Deleted);
+    }
+    let Some(count) = count_of_key(key_of(h)) else {
+        return Ok(Changed::Visible);
+    };
+    let key = tombstone_key(&q.name, &h.message_id, count);
+    let results = ctx
+        .queen
+        .kv_results(vec![KvOp::get_many(vec![key.clone()])])
+        .await?;
+    let marked = results
+        .into_iter()
+        .next()
+        .is_some_and(|r| r.rows.iter().any(|row| row.key == key));
+    Ok(if marked {
+        Changed::Deleted
+    } else {
+        Changed::Visible
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_carry_the_receive_count() {
+        let k = key("0193-ab.c", 7, "0190-aaaa-bbbb-cccc-1234567890ab");
+        assert_eq!(k, "vis.0193-ab.c.7.rba0987654321");
+        assert_eq!(count_of_key(&k), Some(7));
+        // Keys minted before the receive tag.
+        assert_eq!(count_of_key("vis.0193-ab.c.7"), Some(7));
+        assert_eq!(count_of_key("vis.x"), None);
+        // Two receives of one copy hold it under two timers.
+        assert_ne!(
+            key("m", 2, "0190-0000-0000-0000-00000000000a"),
+            key("m", 2, "0190-0000-0000-0000-00000000000b")
+        );
+    }
+}
