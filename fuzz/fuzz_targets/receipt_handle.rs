@@ -81,6 +81,8 @@ fn fields(f: Fields) {
         transaction_id: pick(1, f.transaction_id),
         lease_id: pick(2, f.lease_id),
         message_id: pick(3, f.message_id),
+        // A timed handle has no claim, so the flag rides only on lease handles.
+        behind_in_claim: f.timer_key.is_none() && f.uuids & (1 << 5) != 0,
         timer_key: f.timer_key.map(|k| pick(4, k)),
         expiry_unix_ms: f.expiry_unix_ms,
     };

@@ -1809,3 +1809,51 @@ async fn a_queue_that_is_its_own_dead_letter_queue_keeps_delivering() {
         assert_eq!(attr(&got[0], "ApproximateReceiveCount"), n.to_string());
     }
 }
+
+/// The latent hazard left open by the checker's fourth sitting: a FIFO delete that finds
+/// no record of its group acked the handle's message under the claim's lease, and an ack
+/// completes every message before it in the claim. Both known ways a record was lost are
+/// fixed; a third would have lost the undeleted messages ahead of the deleted one. Here the
+/// record is taken away by hand: the delete of c must not complete a and b.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_delete_that_finds_no_record_of_its_group_never_completes_the_messages_before_it() {
+    let ep = Endpoint::start().await;
+    let url = make_queue(&ep, "lost-record.fifo", &[("VisibilityTimeout", "2")], 0).await;
+    for (i, b) in ["a", "b", "c"].iter().enumerate() {
+        send_fifo(&ep, &url, b, "g", &format!("d{i}")).await;
+    }
+    let held = receive_200(&ep, &url, json!({})).await;
+    let bodies: Vec<&str> = held.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["a", "b", "c"], "one claim of the group's three");
+    // The group's record goes (the queue's `qs:fc:` keys, whatever its partition id).
+    let (status, found) = broker(
+        &ep,
+        "POST",
+        "/api/v1/kv",
+        json!({"operations": [{"op": "getPrefix", "ns": "qs", "prefix": "qs:fc:lost-record.fifo:", "keysOnly": true}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    let keys: Vec<Value> = found["results"][0]["rows"]
+        .as_array()
+        .map(|rows| rows.iter().map(|r| r["key"].clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(keys.len(), 1, "the claim of three has a record: {found}");
+    let deletes: Vec<Value> = keys
+        .iter()
+        .map(|k| json!({"op": "delete", "ns": "qs", "key": k}))
+        .collect();
+    let (status, gone) = broker(&ep, "POST", "/api/v1/kv", json!({ "operations": deletes })).await;
+    assert_eq!(status, 200, "{gone}");
+    // The consumer deletes c, the last of the claim: success, as SQS answers it.
+    delete(&ep, &url, &held[2]).await;
+    // a and b were never deleted: they come back once the visibility ends (c may too: with
+    // its record gone the endpoint cannot tell it from a stale handle; a duplicate, never
+    // a loss).
+    let back = drain_bodies(&ep, &url, 2, 15, json!({})).await;
+    assert!(
+        back.contains_key("a") && back.contains_key("b"),
+        "a and b must come back; got {:?}",
+        back.keys().collect::<Vec<_>>()
+    );
+}

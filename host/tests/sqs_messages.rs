@@ -377,6 +377,7 @@ async fn receipt_handles_stale_forged_and_foreign() {
             message_id: "m".into(),
             timer_key: None,
             expiry_unix_ms: now_ms() + 60_000,
+            behind_in_claim: false,
         },
         b"some-other-secret-of-enough-length",
     );
@@ -421,6 +422,7 @@ async fn receipt_handles_stale_forged_and_foreign() {
             message_id: "m".into(),
             timer_key: None,
             expiry_unix_ms: now_ms() + 60_000,
+            behind_in_claim: false,
         },
         HANDLE_SECRET.as_bytes(),
     );
@@ -440,6 +442,7 @@ async fn receipt_handles_stale_forged_and_foreign() {
             message_id: "m".into(),
             timer_key: Some("vis.m.1".into()),
             expiry_unix_ms: now_ms() + 60_000,
+            behind_in_claim: false,
         },
         HANDLE_SECRET.as_bytes(),
     );

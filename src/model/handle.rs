@@ -6,7 +6,8 @@
 //! Handles minted before, in base64url without padding, are still opened. Body is
 //! `version(1) ‖ queue ‖ partition ‖ partition_id ‖ transaction_id ‖ lease_id ‖ message_id
 //! ‖ expiry_unix_ms (i64 BE)`, or for a message held by a visibility timer `version(2) ‖
-//! … ‖ message_id ‖ timer_key ‖ expiry_unix_ms`; tag is the first 16 bytes of
+//! … ‖ message_id ‖ timer_key ‖ expiry_unix_ms`; version 3 is version 1's layout for a FIFO
+//! message behind another of its claim (`behind_in_claim`); tag is the first 16 bytes of
 //! HMAC-SHA256(secret, label ‖ body). Each text field is a LEB128 header `h` followed by
 //! 16 raw bytes when `h == 0` (a lower-case hyphenated UUID, the broker's id form) or by
 //! `h - 1` bytes of UTF-8 otherwise. With UUID ids a handle is about 160 characters.
@@ -28,6 +29,10 @@ pub struct ReceiptHandle {
     /// names a broker lease (FIFO claims, `VisibilityTimeout=0` receives, older handles).
     pub timer_key: Option<String>,
     pub expiry_unix_ms: i64,
+    /// FIFO: the message was delivered behind another message of its claim, so an ack of
+    /// it under the claim's lease would also complete the messages before it. Such a
+    /// handle is never acked without its group's record (`inflight::claim_settle`).
+    pub behind_in_claim: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +45,7 @@ pub enum HandleError {
 
 const VERSION: u8 = 1;
 const VERSION_TIMED: u8 = 2;
+const VERSION_BEHIND: u8 = 3;
 const TAG_LEN: usize = 16;
 /// Domain separation, should the handle secret ever MAC anything else.
 const LABEL: &[u8] = b"queen-sqs receipt handle";
@@ -51,6 +57,8 @@ pub fn mint(h: &ReceiptHandle, secret: &[u8]) -> String {
     let mut buf = Vec::with_capacity(192);
     buf.push(if h.timer_key.is_some() {
         VERSION_TIMED
+    } else if h.behind_in_claim {
+        VERSION_BEHIND
     } else {
         VERSION
     });
@@ -114,7 +122,7 @@ fn mac(secret: &[u8], body: &[u8]) -> Hmac<Sha256> {
 fn parse(body: &[u8]) -> Option<ReceiptHandle> {
     let mut r = Reader { buf: body, pos: 0 };
     let version = r.byte()?;
-    if version != VERSION && version != VERSION_TIMED {
+    if ![VERSION, VERSION_TIMED, VERSION_BEHIND].contains(&version) {
         return None;
     }
     let queue = r.text()?;
@@ -141,6 +149,7 @@ fn parse(body: &[u8]) -> Option<ReceiptHandle> {
         message_id,
         timer_key,
         expiry_unix_ms,
+        behind_in_claim: version == VERSION_BEHIND,
     })
 }
 
@@ -265,6 +274,7 @@ mod tests {
             message_id: "01936f3e-8b7a-7c21-b3d4-5e6f7a8b9c0e".into(),
             timer_key: None,
             expiry_unix_ms: 1_795_000_000_123,
+            behind_in_claim: false,
         }
     }
 
@@ -316,6 +326,7 @@ mod tests {
             message_id: "00000000-0000-0000-0000-000000000000".into(),
             timer_key: None,
             expiry_unix_ms: i64::MIN,
+            behind_in_claim: true,
         };
         assert_eq!(open(&mint(&h, SECRET), SECRET), Ok(h));
     }

@@ -298,7 +298,12 @@ class Run:
         except bx.ClientError as e:
             st = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             err = e.response.get("Error", {})
-            code = err.get("QueryErrorCode") or err.get("Code")
+            # The query code names the error in the model's words on both protocols: over
+            # JSON the header carries it, while botocore's `QueryErrorCode` may hold the
+            # exception's name (`InvalidParameterValueException`) instead.
+            headers = e.response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+            query_error = headers.get("x-amzn-query-error", "").split(";")[0]
+            code = query_error or err.get("QueryErrorCode") or err.get("Code")
             ec = error_code(code)
             outcome = "unknown" if (st or 0) >= 500 or ec in THROTTLE_CODES or st == 429 else "err"
             h.end(c, outcome, st, code, err.get("Message"))

@@ -188,10 +188,15 @@ async fn answer_counted<T: Transport>(
         if let (true, Some(first)) = (release, rest.first()) {
             releases.push(Ack::of(first, &lease, AckStatus::Retry));
         }
-        for m in rest.iter().filter(|m| !deleted.contains(&m.id)) {
+        for (i, m) in rest.iter().enumerate() {
+            if deleted.contains(&m.id) {
+                continue;
+            }
             let e = Envelope::from_stored(&m.data);
             let count = m.delivery_attempt.unwrap_or(1) + carried::receive_count(&e);
-            let handle = lease_handle(ctx, q, m, &lease);
+            let mut handle = lease_handle(ctx, q, m, &lease);
+            // An ack of it would complete the claim's messages before it.
+            handle.behind_in_claim = i > 0;
             // The message's first receive is this one when its count is 1.
             let first = (count == 1).then_some(ctx.now_ms);
             out.push(Delivery::new(handle, m, e, count, first));

@@ -36,9 +36,12 @@ pub async fn delete<T: Transport>(
             .filter(|&i| handles[i].lease_id == *lease && handles[i].partition_id == *pid)
             .collect();
         let current = match lookup {
-            // A single-message claim (or one settled): acked as ever.
+            // A single-message claim (or one settled): acked as ever. Never a message
+            // behind another of its claim: a claim of several always has a record until
+            // all of it is acked, so without one such a delete is stale (or the record was
+            // lost), and its ack would complete the messages before it, deleted or not.
             Lookup::Unrecorded => {
-                direct.extend(members);
+                direct.extend(members.into_iter().filter(|&i| !handles[i].behind_in_claim));
                 continue;
             }
             // Never ack through a claim recorded the old way: its lease runs out instead.

@@ -247,6 +247,7 @@ fn lease_handle<T>(
         lease_id: lease_id.to_string(),
         message_id: m.id.clone(),
         timer_key: None,
+        behind_in_claim: false,
         expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
     }
 }

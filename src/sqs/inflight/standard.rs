@@ -289,6 +289,7 @@ fn timed_delivery<T>(
         lease_id: String::new(),
         message_id: message_id(&a.envelope, m),
         timer_key: Some(a.timer_key),
+        behind_in_claim: false,
         expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
     };
     Delivery::new(handle, m, a.envelope, a.count, Some(a.first_receive_ms))
