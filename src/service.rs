@@ -238,7 +238,7 @@ pub fn body_too_large(req: &Request, request_id: &str) -> Response {
     let service = auth::peek_scope_service(req).unwrap_or(Service::Sqs);
     let err = ApiError::new(
         ErrorCode::RequestEntityTooLarge,
-        &format!(
+        format!(
             "Request body must be at most {} bytes.",
             wire::MAX_BODY_BYTES
         ),
@@ -254,7 +254,7 @@ fn auth_error(e: &auth::AuthError) -> ApiError {
         "RequestExpired" => ErrorCode::RequestExpired,
         _ => ErrorCode::SignatureDoesNotMatch,
     };
-    ApiError::new(code, &e.message())
+    ApiError::new(code, e.message())
 }
 
 fn health(config: &Result<Config, crate::config::ConfigError>) -> Response {
