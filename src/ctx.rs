@@ -15,6 +15,9 @@ pub struct Ctx<'a, T> {
     /// `scheme://host` as the client reached us: queue URLs are built from it.
     pub base_url: String,
     pub request_id: &'a str,
+    /// The request's `X-Amzn-Trace-Id` header, which a sent message keeps as its
+    /// `AWSTraceHeader` when it names none itself.
+    pub trace_header: Option<String>,
 }
 
 impl<T> Ctx<'_, T> {

@@ -217,6 +217,7 @@ where
         now_ms,
         base_url,
         request_id: &request_id,
+        trace_header: trace_header(&req),
     };
     let result = match rec.service {
         Service::Sqs => crate::sqs::dispatch(&ctx, rec.action, input).await,
@@ -226,6 +227,14 @@ where
         Ok(output) => wire::encode_ok(&rec, &output, &request_id),
         Err(e) => fail(e),
     }
+}
+
+/// The X-Ray trace header of a request, when it is one SQS would keep (a String attribute
+/// value: at most 1 KiB of printable text here, anything else is ignored).
+fn trace_header(req: &Request) -> Option<String> {
+    let v = req.header("x-amzn-trace-id")?.trim();
+    let printable = v.bytes().all(|b| (0x20..0x7f).contains(&b));
+    (!v.is_empty() && v.len() <= 1024 && printable).then(|| v.to_string())
 }
 
 /// The answer to a body over the cap, which was refused before it was read.

@@ -398,3 +398,57 @@ async fn subscribe_judges_the_topic_and_the_attributes_before_the_protocol() {
         "{message}"
     );
 }
+
+/// A publish's `X-Amzn-Trace-Id` header reaches every subscribed queue as the message's
+/// `AWSTraceHeader` (recorded: `test_publish_sqs_from_sns_with_xray_propagation`), in the
+/// envelope and in a raw delivery alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publishs_trace_header_reaches_its_queues() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "traced", &[]).await;
+    make_queue(&ep, "traced-env").await;
+    make_queue(&ep, "traced-raw").await;
+    subscribe(&ep, &topic, &queue_arn("traced-env"), &[]).await;
+    subscribe(
+        &ep,
+        &topic,
+        &queue_arn("traced-raw"),
+        &[("RawMessageDelivery", "true")],
+    )
+    .await;
+    let trace = "Root=1-3152b799-8954dae64eda91bc9a23a7e8;Parent=7fa8c0f79203be72;Sampled=1";
+    let body = [
+        ("Action", "Publish"),
+        ("Version", "2010-03-31"),
+        ("TopicArn", topic.as_str()),
+        ("Message", "m"),
+    ]
+    .iter()
+    .map(|(k, v)| format!("{}={}", support::form_encode(k), support::form_encode(v)))
+    .collect::<Vec<_>>()
+    .join("&");
+    let (status, _, answer) = ep
+        .raw(
+            "POST",
+            "/",
+            &[
+                ("content-type", "application/x-www-form-urlencoded"),
+                ("x-amzn-trace-id", trace),
+            ],
+            body,
+        )
+        .await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    for q in ["traced-env", "traced-raw"] {
+        let got = drain(&ep, q).await;
+        assert_eq!(got.len(), 1, "{q}: {got:?}");
+        assert_eq!(
+            got[0].payload["s"]["AWSTraceHeader"]["v"], trace,
+            "{q}: {got:?}"
+        );
+    }
+    // Without the header, nothing is added.
+    publish_ok(&ep, &topic, "plain", &[], &[]).await;
+    let got = drain(&ep, "traced-env").await;
+    assert!(got[0].payload.get("s").is_none(), "{got:?}");
+}

@@ -686,3 +686,109 @@ async fn a_visibility_change_after_the_visibility_ended_succeeds_until_the_messa
     assert_eq!(out["Failed"][0]["Id"], "old", "{out}");
     assert_eq!(out["Failed"][0]["Code"], "InvalidParameterValue", "{out}");
 }
+
+/// SQS keeps a request's `X-Amzn-Trace-Id` header as the message's `AWSTraceHeader` when
+/// the send names none itself (recorded: `test_aws_trace_header_propagation`); one the
+/// send names wins, and a batch's entries all take the header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sent_message_keeps_the_requests_trace_header() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("traced", json!({"VisibilityTimeout": "0"}))
+        .await;
+    let trace = "Root=1-3152b799-8954dae64eda91bc9a23a7e8;Parent=7fa8c0f79203be72;Sampled=1";
+    let send = |input: Value, action: &'static str| {
+        let ep = &ep;
+        async move {
+            let target = format!("AmazonSQS.{action}");
+            let (status, _, body) = ep
+                .raw(
+                    "POST",
+                    "/",
+                    &[
+                        ("x-amz-target", &target),
+                        ("content-type", "application/x-amz-json-1.0"),
+                        ("x-amzn-trace-id", trace),
+                    ],
+                    input.to_string(),
+                )
+                .await;
+            assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+        }
+    };
+    send(
+        json!({"QueueUrl": url, "MessageBody": "from-header"}),
+        "SendMessage",
+    )
+    .await;
+    send(
+        json!({"QueueUrl": url, "MessageBody": "named",
+               "MessageSystemAttributes": {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-named"}}}),
+        "SendMessage",
+    )
+    .await;
+    send(
+        json!({"QueueUrl": url, "Entries": [{"Id": "a", "MessageBody": "batched"}]}),
+        "SendMessageBatch",
+    )
+    .await;
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "untraced"}),
+    )
+    .await;
+    let mut seen = std::collections::BTreeMap::new();
+    for _ in 0..20 {
+        let v = ep
+            .sqs_ok(
+                "ReceiveMessage",
+                json!({"QueueUrl": url, "MaxNumberOfMessages": 10, "AttributeNames": ["AWSTraceHeader"]}),
+            )
+            .await;
+        for m in v["Messages"].as_array().cloned().unwrap_or_default() {
+            seen.insert(
+                m["Body"].as_str().unwrap().to_string(),
+                m["Attributes"]["AWSTraceHeader"].clone(),
+            );
+        }
+        if seen.len() == 4 {
+            break;
+        }
+    }
+    assert_eq!(seen["from-header"], json!(trace), "{seen:?}");
+    assert_eq!(seen["batched"], json!(trace), "{seen:?}");
+    assert_eq!(seen["named"], json!("Root=1-named"), "{seen:?}");
+    assert_eq!(seen["untraced"], Value::Null, "{seen:?}");
+}
+
+/// Since fair queues, a standard queue takes a `MessageGroupId` and answers it back among
+/// the message's attributes (recorded: `test_fair_queue_with_message_group_id`); a message
+/// sent without one answers none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standard_queue_answers_the_message_group_id_it_was_sent_with() {
+    let ep = Endpoint::start().await;
+    let url = ep.create_queue("fair", json!({})).await;
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "grouped", "MessageGroupId": "tenant-7"}),
+    )
+    .await;
+    let m = receive_one(&ep, &url, json!({"AttributeNames": ["All"]})).await;
+    assert_eq!(m["Attributes"]["MessageGroupId"], "tenant-7", "{m}");
+    assert!(
+        m["Attributes"].get("MessageDeduplicationId").is_none(),
+        "{m}"
+    );
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": m["ReceiptHandle"]}),
+    )
+    .await;
+    ep.sqs_ok(
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "plain"}),
+    )
+    .await;
+    let m = receive_one(&ep, &url, json!({"AttributeNames": ["All"]})).await;
+    assert!(m["Attributes"].get("MessageGroupId").is_none(), "{m}");
+}

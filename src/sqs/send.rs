@@ -26,7 +26,7 @@ use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{
     attrs_from_api, carried, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData,
-    Attrs, Envelope,
+    AttrValue, Attrs, Envelope,
 };
 use crate::queen::{PushItem, PushStatus, ScheduleOp, TimerSchedule};
 use crate::wire::{ApiError, ErrorCode};
@@ -60,7 +60,7 @@ pub async fn send_message<T: Transport>(
 ) -> Result<Value, ApiError> {
     let stored = registry::by_url_recent(ctx, &input).await?;
     let q = &stored.record;
-    let msg = validate(q, &input)?;
+    let msg = validate(q, &input, ctx.trace_header.as_deref())?;
     let size = message_size(&msg.envelope);
     if size > q.maximum_message_size() as usize {
         return Err(too_long(q));
@@ -80,8 +80,10 @@ pub async fn send_message_batch<T: Transport>(
         refuse_fifo_entries_without_ids(q, &entries)?;
     }
     let max = q.maximum_message_size() as usize;
-    let validated: Vec<Result<Outgoing, ApiError>> =
-        entries.iter().map(|(_, e)| validate(q, e)).collect();
+    let validated: Vec<Result<Outgoing, ApiError>> = entries
+        .iter()
+        .map(|(_, e)| validate(q, e, ctx.trace_header.as_deref()))
+        .collect();
 
     // The batch as a whole has its own ceiling (AWS's, not the queue's).
     let total: usize = entries
@@ -156,7 +158,7 @@ fn refuse_fifo_entries_without_ids(
 }
 
 /// Reads and checks one message's fields (a `SendMessage` input or a batch entry).
-fn validate(q: &QueueRecord, e: &Input) -> Result<Outgoing, ApiError> {
+fn validate(q: &QueueRecord, e: &Input, trace: Option<&str>) -> Result<Outgoing, ApiError> {
     let body = match e.opt_str("MessageBody")? {
         Some(b) if !b.is_empty() => b,
         _ => return Err(missing("MessageBody")),
@@ -169,7 +171,7 @@ fn validate(q: &QueueRecord, e: &Input) -> Result<Outgoing, ApiError> {
     }
     let attrs = attrs_from_api(e.get("MessageAttributes").unwrap_or(&Value::Null))
         .map_err(attribute_error)?;
-    let system = system_attributes(e.get("MessageSystemAttributes"))?;
+    let system = system_attributes(e.get("MessageSystemAttributes"), trace)?;
 
     let delay = match e.opt_int("DelaySeconds")? {
         None => None,
@@ -225,7 +227,19 @@ fn validate(q: &QueueRecord, e: &Input) -> Result<Outgoing, ApiError> {
         if let Some(d) = dedup {
             return Err(not_for_queue_type("MessageDeduplicationId", d));
         }
-        // Since fair queues, a standard queue accepts a MessageGroupId; it orders nothing here.
+        // Since fair queues, a standard queue accepts a MessageGroupId: it orders nothing
+        // here, and is answered back as the message's `MessageGroupId` attribute, as SQS
+        // answers it (kept beside AWSTraceHeader; no client can send that name there).
+        let mut envelope = envelope;
+        if let Some(g) = group {
+            envelope.system.insert(
+                GROUP_ATTRIBUTE.to_string(),
+                AttrValue {
+                    data_type: "String".into(),
+                    value: AttrData::String(g.to_string()),
+                },
+            );
+        }
         let timer_seconds = delay.unwrap_or(q.delay_seconds());
         let solo = timer_seconds > 0 && envelope.to_json().to_string().len() > TIMER_PAYLOAD_MAX;
         Ok(Outgoing {
@@ -437,14 +451,30 @@ fn attrs_size(a: &Attrs) -> usize {
         .sum()
 }
 
-/// `MessageSystemAttributes`: SQS defines exactly one, `AWSTraceHeader`, a String.
-fn system_attributes(v: Option<&Value>) -> Result<Attrs, ApiError> {
+/// The system attribute a standard queue's message keeps its `MessageGroupId` in.
+const GROUP_ATTRIBUTE: &str = "MessageGroupId";
+/// SQS's name for the X-Ray trace header a message carries.
+const TRACE_ATTRIBUTE: &str = "AWSTraceHeader";
+
+/// `MessageSystemAttributes`: SQS defines exactly one, `AWSTraceHeader`, a String. Without
+/// it, the request's `X-Amzn-Trace-Id` header is taken, as SQS takes it.
+fn system_attributes(v: Option<&Value>, trace: Option<&str>) -> Result<Attrs, ApiError> {
     let Some(v) = v else {
-        return Ok(Attrs::new());
+        let mut attrs = Attrs::new();
+        if let Some(t) = trace {
+            attrs.insert(
+                TRACE_ATTRIBUTE.to_string(),
+                AttrValue {
+                    data_type: "String".into(),
+                    value: AttrData::String(t.to_string()),
+                },
+            );
+        }
+        return Ok(attrs);
     };
     let attrs = attrs_from_api(v).map_err(attribute_error)?;
     for (name, a) in &attrs {
-        if name != "AWSTraceHeader" {
+        if name != TRACE_ATTRIBUTE {
             return Err(ApiError::new(
                 ErrorCode::InvalidParameterValue,
                 format!("Message system attribute name '{name}' is invalid."),
@@ -529,7 +559,7 @@ mod tests {
     }
 
     fn check(q: &QueueRecord, v: Value) -> Result<Outgoing, ErrorCode> {
-        validate(q, &Input(&v)).map_err(|e| e.code)
+        validate(q, &Input(&v), None).map_err(|e| e.code)
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::message::Entry;
 use super::notification::Notification;
 use crate::ctx::Ctx;
 use crate::http::Transport;
-use crate::model::{Attrs, Envelope};
+use crate::model::{AttrData, AttrValue, Attrs, Envelope};
 use crate::queen::{KvOp, PushItem, RollbackReason, Transaction, TxnOutcome};
 use crate::sns::arn::topic_arn;
 use crate::sns::errors::{broker, internal, topic_not_found};
@@ -138,6 +138,18 @@ pub async fn deliver<T: Transport>(
     }
     .to_json();
     let key = message_key(ctx.request_id, index);
+    // The publish's X-Ray trace header travels to every queue as `AWSTraceHeader`.
+    let system: Attrs = ctx
+        .trace_header
+        .iter()
+        .map(|t| {
+            let v = AttrValue {
+                data_type: "String".into(),
+                value: AttrData::String(t.clone()),
+            };
+            ("AWSTraceHeader".to_string(), v)
+        })
+        .collect();
     let mut txn = Transaction::default();
     for t in targets {
         if let Some(p) = &t.policy {
@@ -149,12 +161,14 @@ pub async fn deliver<T: Transport>(
             Envelope {
                 body: entry.message.clone(),
                 attrs: entry.attrs.clone(),
+                system: system.clone(),
                 ..Envelope::default()
             }
         } else {
             Envelope {
                 body: notification.clone(),
                 attrs: Attrs::new(),
+                system: system.clone(),
                 ..Envelope::default()
             }
         };
