@@ -38,11 +38,18 @@ LANES=${QUEEN_SQS_TEST_LANES:-ports embedded engine cluster wasmtime jco gateway
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
 
+echo "== the openssl CLI (host/tests/sns_signatures.rs verifies SNS signatures with it)"
+if ! command -v openssl >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+fi
+
 echo "== Python clients (venv at tests/compat/.venv)"
 if [ ! -x tests/compat/.venv/bin/python ]; then
   python3 -m venv tests/compat/.venv
 fi
 tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/compat/requirements.txt
+tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r tests/compat/requirements-nodeps.txt
 export PATH="$ROOT/tests/compat/.venv/bin:$PATH"
 
 echo "== Node clients"

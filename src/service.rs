@@ -154,6 +154,13 @@ where
         return readiness(&config, make_transport).await;
     }
 
+    if is_get(&req) && crate::sns::signing::is_cert_path(req.path()) {
+        return match &config {
+            Ok(cfg) => signing_certificate(&req, cfg, make_transport, now_ms, &request_id).await,
+            Err(_) => not_found(),
+        };
+    }
+
     let scope = auth::peek_scope_service(&req);
     let rec = match wire::recognise(&req, scope) {
         Ok(r) => r,
@@ -177,6 +184,9 @@ where
 
     let token = match cfg.auth {
         AuthMode::Off => cfg.queen_token.clone(),
+        // An SNS notification's `UnsubscribeURL` works with a plain GET, as AWS's does: it
+        // names the subscription, which is all it can remove.
+        AuthMode::SigV4 if is_unsigned_unsubscribe(&req, &rec) => public_token(cfg),
         AuthMode::SigV4 => match auth::verify(&req, &cfg.credentials, now_ms.div_euclid(1000)) {
             // One listener serves both services; the scope must name the one the action is.
             Ok(v) if v.service != rec.service => {
@@ -227,6 +237,64 @@ where
         Ok(output) => wire::encode_ok(&rec, &output, &request_id),
         Err(e) => fail(e),
     }
+}
+
+fn is_get(req: &Request) -> bool {
+    req.method == "GET" || req.method == "HEAD"
+}
+
+/// An unsigned GET of SNS `Unsubscribe` (a notification's `UnsubscribeURL`).
+fn is_unsigned_unsubscribe(req: &Request, rec: &wire::Recognised) -> bool {
+    is_get(req)
+        && rec.service == Service::Sns
+        && rec.action == wire::Action::Unsubscribe
+        && req.header("authorization").is_none()
+        && !req.query().contains("X-Amz-")
+}
+
+/// The broker token of a request no key pair signed (the certificate, an unsubscribe URL):
+/// the deployment's own, or else its first key pair's.
+fn public_token(cfg: &Config) -> Option<String> {
+    cfg.queen_token
+        .clone()
+        .or_else(|| cfg.credentials.first().map(|c| c.queen_token.clone()))
+}
+
+/// The SNS signing certificate a notification's `SigningCertURL` names, as PEM, to anyone
+/// (AWS serves its own the same way); 404 for any other name.
+async fn signing_certificate<T, F>(
+    req: &Request,
+    cfg: &Config,
+    make_transport: F,
+    now_ms: i64,
+    request_id: &str,
+) -> Response
+where
+    T: Transport,
+    F: FnOnce(&Config) -> T,
+{
+    let transport = make_transport(cfg);
+    let ctx = Ctx {
+        cfg,
+        queen: Queen::new(&transport, public_token(cfg)),
+        now_ms,
+        base_url: base_url(req),
+        request_id,
+        trace_header: None,
+    };
+    match crate::sns::signing::certificate(&ctx, req.path()).await {
+        Ok(Some(pem)) => Response::new(200, "application/x-pem-file", pem.into_bytes()),
+        Ok(None) => not_found(),
+        Err(_) => Response::new(
+            503,
+            "text/plain",
+            b"The certificate cannot be read right now.".to_vec(),
+        ),
+    }
+}
+
+fn not_found() -> Response {
+    Response::new(404, "text/plain", b"Not Found".to_vec())
 }
 
 /// The X-Ray trace header of a request, when it is one SQS would keep (a String attribute

@@ -55,14 +55,25 @@ async fn fan_out_to_three_queues_in_the_notification_envelope() {
                 "n": {"Type": "Number", "Value": "42"}
             })
         );
-        for absent in [
-            "Signature",
-            "SigningCertURL",
-            "UnsubscribeURL",
-            "SequenceNumber",
-        ] {
-            assert!(n.get(absent).is_none(), "{absent} in {n}");
-        }
+        assert!(n.get("SequenceNumber").is_none(), "{n}");
+        // Signed as AWS signs (`sns_signatures.rs` verifies it): the signature, the
+        // certificate on this endpoint, and an unsubscribe URL naming this subscription.
+        let sig = n["Signature"].as_str().unwrap_or("");
+        assert_eq!(sig.len(), 344, "base64 of 256 bytes: {n}");
+        let cert = n["SigningCertURL"].as_str().unwrap_or("");
+        assert!(
+            cert.starts_with(&format!("{}/SimpleNotificationService-", ep.url))
+                && cert.ends_with(".pem"),
+            "{n}"
+        );
+        let unsubscribe = n["UnsubscribeURL"].as_str().unwrap_or("");
+        assert!(
+            unsubscribe.starts_with(&format!(
+                "{}/?Action=Unsubscribe&SubscriptionArn={t}:",
+                ep.url
+            )),
+            "{n}"
+        );
         // AWS's key order, which some consumers hash or log verbatim.
         let body = got[0].body();
         let order: Vec<usize> = [
@@ -73,6 +84,9 @@ async fn fan_out_to_three_queues_in_the_notification_envelope() {
             "\"Message\"",
             "\"Timestamp\"",
             "\"SignatureVersion\"",
+            "\"Signature\"",
+            "\"SigningCertURL\"",
+            "\"UnsubscribeURL\"",
             "\"MessageAttributes\"",
         ]
         .iter()

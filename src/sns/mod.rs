@@ -13,6 +13,7 @@ mod paging;
 mod permissions;
 pub mod publish;
 pub mod records;
+pub mod signing;
 mod sub_attrs;
 mod subscriptions;
 mod tags;

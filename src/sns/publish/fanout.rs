@@ -2,17 +2,18 @@
 //! carrying one push per matched subscription, so it commits whole or not at all.
 
 use super::message::Entry;
-use super::notification::Notification;
+use super::notification::{Notification, Signed};
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{AttrData, AttrValue, Attrs, Envelope};
 use crate::queen::{KvOp, PushItem, RollbackReason, Transaction, TxnOutcome};
-use crate::sns::arn::topic_arn;
+use crate::sns::arn::{subscription_arn, topic_arn};
 use crate::sns::errors::{broker, internal, topic_not_found};
 use crate::sns::filter::FilterPolicy;
 use crate::sns::records::{
     decode, dedup_key, subs_prefix, topic_key, SubRecord, TopicRecord, MAX_SUBS_PER_TOPIC,
 };
+use crate::sns::signing;
 use crate::sns::sub_attrs;
 use crate::sqs::lanes::{message_key, push_item};
 use crate::sqs::registry::{self, QueueRecord};
@@ -123,20 +124,36 @@ pub async fn deliver<T: Transport>(
     entry: &Entry,
     message_id: &str,
     index: usize,
+    signing: &mut signing::Lazy,
 ) -> Result<Outcome, ApiError> {
     let filter_attrs = entry.filter_attrs();
     let arn = topic_arn(ctx.cfg, &topic.name);
-    let signature_version = topic.attr("SignatureVersion").unwrap_or("1");
+    let version = signing::Version::of(topic.attr("SignatureVersion"));
     let notification = Notification {
         message_id,
         topic_arn: &arn,
         subject: entry.subject.as_deref(),
         message: &entry.message,
         now_ms: ctx.now_ms,
-        signature_version,
+        signature_version: version.as_str(),
         attrs: &entry.attrs,
-    }
-    .to_json();
+    };
+    let matched: Vec<&Target> = targets
+        .iter()
+        .filter(|t| {
+            t.policy
+                .as_ref()
+                .is_none_or(|p| p.matches(&filter_attrs, &entry.message))
+        })
+        .collect();
+    // Signed once for every enveloped delivery; only the unsubscribe URL differs.
+    let signature = if matched.iter().any(|t| !t.sub.raw()) {
+        let signer = signing.get(ctx).await?;
+        let signature = signer.sign(version, &notification.canonical())?;
+        Some((signature, signer.cert_url(&ctx.base_url)))
+    } else {
+        None
+    };
     let key = message_key(ctx.request_id, index);
     // The publish's X-Ray trace header travels to every queue as `AWSTraceHeader`.
     let system: Attrs = ctx
@@ -151,12 +168,7 @@ pub async fn deliver<T: Transport>(
         })
         .collect();
     let mut txn = Transaction::default();
-    for t in targets {
-        if let Some(p) = &t.policy {
-            if !p.matches(&filter_attrs, &entry.message) {
-                continue;
-            }
-        }
+    for t in matched {
         let envelope = if t.sub.raw() {
             Envelope {
                 body: entry.message.clone(),
@@ -165,8 +177,18 @@ pub async fn deliver<T: Transport>(
                 ..Envelope::default()
             }
         } else {
+            let unsubscribe_url = format!(
+                "{}/?Action=Unsubscribe&SubscriptionArn={}",
+                ctx.base_url,
+                subscription_arn(ctx.cfg, &t.sub.topic, &t.sub.id)
+            );
+            let signed = signature.as_ref().map(|(signature, cert_url)| Signed {
+                signature,
+                signing_cert_url: cert_url,
+                unsubscribe_url: &unsubscribe_url,
+            });
             Envelope {
-                body: notification.clone(),
+                body: notification.to_json(signed.as_ref()),
                 attrs: Attrs::new(),
                 system: system.clone(),
                 ..Envelope::default()

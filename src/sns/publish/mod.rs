@@ -75,7 +75,8 @@ pub async fn publish<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Va
     let (record, targets) = fanout::targets(ctx, topic).await?;
     let entry = message::prepare(&record, &p)?;
     let id = message_id(ctx.request_id, 0);
-    fanout::deliver(ctx, &record, &targets, &entry, &id, 0).await?;
+    let mut signing = crate::sns::signing::Lazy::default();
+    fanout::deliver(ctx, &record, &targets, &entry, &id, 0, &mut signing).await?;
     Ok(json!({"MessageId": id}))
 }
 
@@ -142,13 +143,14 @@ pub async fn publish_batch<T: Transport>(
     let (record, targets) = fanout::targets(ctx, topic).await?;
     let mut successful = Vec::new();
     let mut failed = Vec::new();
+    let mut signing = crate::sns::signing::Lazy::default();
     // In order, one transaction each: a FIFO group's entries land in the order given.
     for (i, e) in entries.iter().enumerate() {
         let entry_id = e.get("Id").and_then(Value::as_str).unwrap_or("");
         let result = match message::prepare(&record, &Params(e)) {
             Ok(entry) => {
                 let mid = message_id(ctx.request_id, i);
-                fanout::deliver(ctx, &record, &targets, &entry, &mid, i)
+                fanout::deliver(ctx, &record, &targets, &entry, &mid, i, &mut signing)
                     .await
                     .map(|_| mid)
             }
