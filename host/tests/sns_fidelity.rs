@@ -452,3 +452,81 @@ async fn a_publishs_trace_header_reaches_its_queues() {
     let got = drain(&ep, "traced-env").await;
     assert!(got[0].payload.get("s").is_none(), "{got:?}");
 }
+
+/// A FIFO topic numbers its messages as SNS does (recorded:
+/// `test_publish_batch_messages_from_fifo_topic_to_fifo_queue`, `test_message_to_fifo_sqs`):
+/// `Publish` answers a `SequenceNumber`, `PublishBatch` one per entry, each larger than the
+/// one before; the notification carries it after its MessageId and, as AWS writes a FIFO
+/// topic's, no signature fields, only the `UnsubscribeURL`. A standard topic answers none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_topic_numbers_its_messages_and_its_notifications_carry_the_number() {
+    let ep = Endpoint::start().await;
+    let t = create_topic(
+        &ep,
+        "numbered.fifo",
+        &[("FifoTopic", "true"), ("ContentBasedDeduplication", "true")],
+    )
+    .await;
+    make_queue(&ep, "numbered-q.fifo").await;
+    subscribe(&ep, &t, &queue_arn("numbered-q.fifo"), &[]).await;
+    let xml = publish_ok_xml(&ep, &t, "one", &[("MessageGroupId", "g")]).await;
+    let first = tag(&xml, "SequenceNumber").expect("Publish answers a SequenceNumber");
+    assert_eq!(first.len(), 20, "{xml}");
+    let batch = sns_ok(
+        &ep,
+        "PublishBatch",
+        &[
+            ("TopicArn", &t),
+            ("PublishBatchRequestEntries.member.1.Id", "a"),
+            ("PublishBatchRequestEntries.member.1.Message", "two"),
+            ("PublishBatchRequestEntries.member.1.MessageGroupId", "g"),
+            ("PublishBatchRequestEntries.member.2.Id", "b"),
+            ("PublishBatchRequestEntries.member.2.Message", "three"),
+            ("PublishBatchRequestEntries.member.2.MessageGroupId", "h"),
+        ],
+    )
+    .await;
+    let numbers = tags_all(&batch, "SequenceNumber");
+    assert_eq!(numbers.len(), 2, "{batch}");
+    let all: Vec<u128> = std::iter::once(&first)
+        .chain(numbers.iter())
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+    let got = drain(&ep, "numbered-q.fifo").await;
+    assert_eq!(got.len(), 3, "{got:?}");
+    for d in &got {
+        let n = d.notification();
+        let number: u128 = n["SequenceNumber"].as_str().unwrap().parse().unwrap();
+        assert!(all.contains(&number), "{n}");
+        for absent in ["SignatureVersion", "Signature", "SigningCertURL"] {
+            assert!(n.get(absent).is_none(), "{absent} in {n}");
+        }
+        assert!(
+            n["UnsubscribeURL"]
+                .as_str()
+                .unwrap()
+                .contains("?Action=Unsubscribe&SubscriptionArn="),
+            "{n}"
+        );
+        let body = d.body();
+        assert!(body.find("\"MessageId\"").unwrap() < body.find("\"SequenceNumber\"").unwrap());
+        assert!(body.find("\"SequenceNumber\"").unwrap() < body.find("\"TopicArn\"").unwrap());
+    }
+    // A standard topic answers none.
+    let s = create_topic(&ep, "unnumbered", &[]).await;
+    let xml = publish_ok_xml(&ep, &s, "x", &[]).await;
+    assert!(tag(&xml, "SequenceNumber").is_none(), "{xml}");
+}
+
+/// `Publish` answered 200, whole.
+async fn publish_ok_xml(
+    ep: &Endpoint,
+    topic: &str,
+    message: &str,
+    extra: &[(&str, &str)],
+) -> String {
+    let (status, xml) = publish(ep, topic, message, &[], extra).await;
+    assert_eq!(status, 200, "{xml}");
+    xml
+}

@@ -118,6 +118,15 @@ impl KvOp {
             ..KvOp::new("incr")
         }
     }
+    /// A counter that lives for ever: `delta` added to it (created at `delta`).
+    pub fn incr_forever(key: impl Into<String>, delta: i64) -> KvOp {
+        KvOp {
+            key: Some(key.into()),
+            delta: Some(delta),
+            forever: Some(true),
+            ..KvOp::new("incr")
+        }
+    }
     /// Inside a transaction: a lost precondition aborts the whole bundle.
     pub fn required(mut self) -> KvOp {
         self.required = Some(true);

@@ -41,6 +41,11 @@ pub fn endpoint_key(topic: &str, protocol: &str, endpoint: &str) -> String {
     format!("qs:sx:{topic}:{digest}")
 }
 
+/// The counter a FIFO topic numbers its messages with (`publish`).
+pub fn sequence_key(topic: &str) -> String {
+    format!("qs:sns:seq:{topic}")
+}
+
 pub fn dedup_key(topic: &str, scope: &str) -> String {
     format!("qs:td:{topic}:{}", sha256_hex(scope.as_bytes()))
 }

@@ -157,6 +157,8 @@ pub async fn delete_topic<T: Transport>(
             }
             return Ok(json!({}));
         };
+        // A FIFO topic's sequence counter goes with it (absent: nothing to delete).
+        ops.push(KvOp::delete(crate::sns::records::sequence_key(name), None));
         ops.push(KvOp::delete(topic_key(name), Some(topic.version)).required());
         match ctx.queen.kv(ops).await.map_err(broker)? {
             KvOutcome::Done(_) => return Ok(json!({})),

@@ -2,7 +2,7 @@
 //! carrying one push per matched subscription, so it commits whole or not at all.
 
 use super::message::Entry;
-use super::notification::{Notification, Signed};
+use super::notification::{Links, Notification};
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{AttrData, AttrValue, Attrs, Envelope};
@@ -116,26 +116,42 @@ pub enum Outcome {
     Duplicate,
 }
 
-/// Delivers one entry. `index` distinguishes the entries of one request.
+/// One message of a publish, as delivered.
+pub struct Published<'a> {
+    pub entry: &'a Entry,
+    pub message_id: &'a str,
+    /// Distinguishes the entries of one request.
+    pub index: usize,
+    /// A FIFO topic's sequence number for it.
+    pub sequence_number: Option<&'a str>,
+}
+
+/// Delivers one entry.
 pub async fn deliver<T: Transport>(
     ctx: &Ctx<'_, T>,
     topic: &TopicRecord,
     targets: &[Target],
-    entry: &Entry,
-    message_id: &str,
-    index: usize,
+    published: &Published<'_>,
     signing: &mut signing::Lazy,
 ) -> Result<Outcome, ApiError> {
+    let Published {
+        entry,
+        message_id,
+        index,
+        sequence_number,
+    } = *published;
     let filter_attrs = entry.filter_attrs();
     let arn = topic_arn(ctx.cfg, &topic.name);
     let version = signing::Version::of(topic.attr("SignatureVersion"));
     let notification = Notification {
         message_id,
+        sequence_number,
         topic_arn: &arn,
         subject: entry.subject.as_deref(),
         message: &entry.message,
         now_ms: ctx.now_ms,
-        signature_version: version.as_str(),
+        // A FIFO topic's notifications are not signed, as AWS's are not.
+        signature_version: (!topic.fifo).then_some(version.as_str()),
         attrs: &entry.attrs,
     };
     let matched: Vec<&Target> = targets
@@ -147,7 +163,7 @@ pub async fn deliver<T: Transport>(
         })
         .collect();
     // Signed once for every enveloped delivery; only the unsubscribe URL differs.
-    let signature = if matched.iter().any(|t| !t.sub.raw()) {
+    let signature = if !topic.fifo && matched.iter().any(|t| !t.sub.raw()) {
         let signer = signing.get(ctx).await?;
         let signature = signer.sign(version, &notification.canonical())?;
         Some((signature, signer.cert_url(&ctx.base_url)))
@@ -182,13 +198,12 @@ pub async fn deliver<T: Transport>(
                 ctx.base_url,
                 subscription_arn(ctx.cfg, &t.sub.topic, &t.sub.id)
             );
-            let signed = signature.as_ref().map(|(signature, cert_url)| Signed {
-                signature,
-                signing_cert_url: cert_url,
+            let links = Links {
+                signature: signature.as_ref().map(|(s, c)| (s.as_str(), c.as_str())),
                 unsubscribe_url: &unsubscribe_url,
-            });
+            };
             Envelope {
-                body: notification.to_json(signed.as_ref()),
+                body: notification.to_json(Some(&links)),
                 attrs: Attrs::new(),
                 system: system.clone(),
                 ..Envelope::default()

@@ -6,8 +6,13 @@
 //!
 //! A repeated `MessageDeduplicationId` inside the window delivers nothing and answers a
 //! NEW MessageId (the contract's unsettled entry, kept: the original's id is not stored
-//! anywhere a rolled-back transaction can read it back from). No `SequenceNumber` is
-//! answered: a transaction's push echoes carry no offset.
+//! anywhere a rolled-back transaction can read it back from).
+//!
+//! A FIFO topic's messages are numbered as AWS numbers them: a `SequenceNumber` that
+//! grows with every publish to the topic (so within every group), answered by `Publish`
+//! and per entry by `PublishBatch` and carried by the notifications. A request reserves its
+//! numbers with one KV increment of the topic's counter before it delivers; a number of a
+//! publish that fails is not used again (AWS's are not consecutive either).
 
 mod fanout;
 mod message;
@@ -75,9 +80,43 @@ pub async fn publish<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Va
     let (record, targets) = fanout::targets(ctx, topic).await?;
     let entry = message::prepare(&record, &p)?;
     let id = message_id(ctx.request_id, 0);
+    let sequence = sequence_numbers(ctx, &record, 1).await?;
+    let published = fanout::Published {
+        entry: &entry,
+        message_id: &id,
+        index: 0,
+        sequence_number: sequence.first().map(String::as_str),
+    };
     let mut signing = crate::sns::signing::Lazy::default();
-    fanout::deliver(ctx, &record, &targets, &entry, &id, 0, &mut signing).await?;
-    Ok(json!({"MessageId": id}))
+    fanout::deliver(ctx, &record, &targets, &published, &mut signing).await?;
+    let mut answer = json!({"MessageId": id});
+    if let Some(n) = published.sequence_number {
+        answer["SequenceNumber"] = json!(n);
+    }
+    Ok(answer)
+}
+
+/// `n` sequence numbers of a FIFO topic, in order (none for a standard topic): AWS's
+/// shape, 20 digits.
+async fn sequence_numbers<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &super::records::TopicRecord,
+    n: usize,
+) -> Result<Vec<String>, ApiError> {
+    if !topic.fifo || n == 0 {
+        return Ok(Vec::new());
+    }
+    let op = crate::queen::KvOp::incr_forever(super::records::sequence_key(&topic.name), n as i64);
+    let results = ctx.queen.kv_results(vec![op]).await?;
+    let last = results
+        .first()
+        .filter(|r| r.applied())
+        .and_then(|r| r.value.as_u64())
+        .ok_or_else(super::errors::internal)?;
+    let first = last + 1 - n as u64;
+    Ok((first..=last)
+        .map(|v| (10_000_000_000_000_000_000u64 + v).to_string())
+        .collect())
 }
 
 fn valid_entry_id(id: &str) -> bool {
@@ -141,6 +180,7 @@ pub async fn publish_batch<T: Transport>(
         ));
     }
     let (record, targets) = fanout::targets(ctx, topic).await?;
+    let sequence = sequence_numbers(ctx, &record, entries.len()).await?;
     let mut successful = Vec::new();
     let mut failed = Vec::new();
     let mut signing = crate::sns::signing::Lazy::default();
@@ -150,14 +190,26 @@ pub async fn publish_batch<T: Transport>(
         let result = match message::prepare(&record, &Params(e)) {
             Ok(entry) => {
                 let mid = message_id(ctx.request_id, i);
-                fanout::deliver(ctx, &record, &targets, &entry, &mid, i, &mut signing)
+                let published = fanout::Published {
+                    entry: &entry,
+                    message_id: &mid,
+                    index: i,
+                    sequence_number: sequence.get(i).map(String::as_str),
+                };
+                fanout::deliver(ctx, &record, &targets, &published, &mut signing)
                     .await
                     .map(|_| mid)
             }
             Err(err) => Err(err),
         };
         match result {
-            Ok(mid) => successful.push(json!({"Id": entry_id, "MessageId": mid})),
+            Ok(mid) => {
+                let mut ok = json!({"Id": entry_id, "MessageId": mid});
+                if let Some(n) = sequence.get(i) {
+                    ok["SequenceNumber"] = json!(n);
+                }
+                successful.push(ok)
+            }
             Err(err) => {
                 let err = super::errors::sns_flavour(err);
                 failed.push(json!({

@@ -1,32 +1,44 @@
 //! The JSON a subscriber reads when delivery is not raw: AWS's notification document, in
-//! AWS's key order, signed as AWS signs it (`signing`): `Signature` over the canonical
-//! string of `Message`, `MessageId`, `Subject`, `Timestamp`, `TopicArn` and `Type`,
-//! `SigningCertURL` where the endpoint serves the certificate, and `UnsubscribeURL`, a GET
-//! of which unsubscribes. A FIFO topic's notification carries no `SequenceNumber`: none
-//! exists at publish time.
+//! AWS's key order. A standard topic's is signed as AWS signs it (`signing`): `Signature`
+//! over the canonical string of `Message`, `MessageId`, `Subject`, `Timestamp`, `TopicArn`
+//! and `Type`, and `SigningCertURL` where the endpoint serves the certificate. A FIFO
+//! topic's carries its `SequenceNumber` and no signature, as AWS writes it. Both carry
+//! `UnsubscribeURL`, a GET of which unsubscribes.
 
 use crate::model::{AttrData, Attrs};
 use serde_json::Value;
 
 pub struct Notification<'a> {
     pub message_id: &'a str,
+    /// A FIFO topic's: the message's place in the topic.
+    pub sequence_number: Option<&'a str>,
     pub topic_arn: &'a str,
     pub subject: Option<&'a str>,
     pub message: &'a str,
     pub now_ms: i64,
-    pub signature_version: &'a str,
+    /// A standard topic's; a FIFO topic's notifications are not signed (AWS writes none of
+    /// `SignatureVersion`, `Signature` and `SigningCertURL` there).
+    pub signature_version: Option<&'a str>,
     pub attrs: &'a Attrs,
 }
 
-/// What a signed notification adds: the signature and the two URLs.
-pub struct Signed<'a> {
-    pub signature: &'a str,
-    pub signing_cert_url: &'a str,
+/// What a delivered notification adds: the signature (a standard topic's) and the
+/// subscription's unsubscribe URL.
+pub struct Links<'a> {
+    /// `Signature` and `SigningCertURL`.
+    pub signature: Option<(&'a str, &'a str)>,
     pub unsubscribe_url: &'a str,
 }
 
 fn q(s: &str) -> String {
     Value::String(s.to_string()).to_string()
+}
+
+fn field(out: &mut String, name: &str, value: &str) {
+    out.push_str(",\"");
+    out.push_str(name);
+    out.push_str("\":");
+    out.push_str(&q(value));
 }
 
 impl Notification<'_> {
@@ -43,33 +55,28 @@ impl Notification<'_> {
     }
 
     /// The document as text, keys in the order AWS writes them.
-    pub fn to_json(&self, signed: Option<&Signed>) -> String {
-        let mut out = String::with_capacity(self.message.len() + 256);
-        out.push_str("{\"Type\":\"Notification\",\"MessageId\":");
-        out.push_str(&q(self.message_id));
-        out.push_str(",\"TopicArn\":");
-        out.push_str(&q(self.topic_arn));
-        if let Some(s) = self.subject {
-            out.push_str(",\"Subject\":");
-            out.push_str(&q(s));
+    pub fn to_json(&self, links: Option<&Links>) -> String {
+        let mut out = String::with_capacity(self.message.len() + 512);
+        out.push_str("{\"Type\":\"Notification\"");
+        field(&mut out, "MessageId", self.message_id);
+        if let Some(n) = self.sequence_number {
+            field(&mut out, "SequenceNumber", n);
         }
-        out.push_str(",\"Message\":");
-        out.push_str(&q(self.message));
-        out.push_str(",\"Timestamp\":");
-        out.push_str(&q(&iso8601_ms(self.now_ms)));
-        out.push_str(",\"SignatureVersion\":");
-        out.push_str(&q(self.signature_version));
-        if let Some(s) = signed {
-            for (name, value) in [
-                ("Signature", s.signature),
-                ("SigningCertURL", s.signing_cert_url),
-                ("UnsubscribeURL", s.unsubscribe_url),
-            ] {
-                out.push_str(",\"");
-                out.push_str(name);
-                out.push_str("\":");
-                out.push_str(&q(value));
+        field(&mut out, "TopicArn", self.topic_arn);
+        if let Some(s) = self.subject {
+            field(&mut out, "Subject", s);
+        }
+        field(&mut out, "Message", self.message);
+        field(&mut out, "Timestamp", &iso8601_ms(self.now_ms));
+        if let Some(v) = self.signature_version {
+            field(&mut out, "SignatureVersion", v);
+        }
+        if let Some(l) = links {
+            if let Some((signature, cert_url)) = l.signature {
+                field(&mut out, "Signature", signature);
+                field(&mut out, "SigningCertURL", cert_url);
             }
+            field(&mut out, "UnsubscribeURL", l.unsubscribe_url);
         }
         if !self.attrs.is_empty() {
             out.push_str(",\"MessageAttributes\":{");
@@ -124,7 +131,8 @@ mod tests {
             subject: None,
             message: "hi\n",
             now_ms: 0,
-            signature_version: "1",
+            signature_version: Some("1"),
+            sequence_number: None,
             attrs: &attrs,
         };
         let text = n.to_json(None);
@@ -138,17 +146,39 @@ mod tests {
             attrs: &empty,
             ..n
         };
-        let signed = Signed {
-            signature: "c2ln",
-            signing_cert_url: "http://h/SimpleNotificationService-x.pem",
+        let links = Links {
+            signature: Some(("c2ln", "http://h/SimpleNotificationService-x.pem")),
             unsubscribe_url: "http://h/?Action=Unsubscribe&SubscriptionArn=a:b",
         };
-        let v: Value = serde_json::from_str(&n.to_json(Some(&signed))).unwrap();
+        let v: Value = serde_json::from_str(&n.to_json(Some(&links))).unwrap();
         assert_eq!(v["Subject"], "s");
         assert!(v.get("MessageAttributes").is_none());
         assert_eq!(v["Signature"], "c2ln");
-        assert_eq!(v["SigningCertURL"], signed.signing_cert_url);
-        assert_eq!(v["UnsubscribeURL"], signed.unsubscribe_url);
+        assert_eq!(
+            v["SigningCertURL"],
+            "http://h/SimpleNotificationService-x.pem"
+        );
+        assert_eq!(v["UnsubscribeURL"], links.unsubscribe_url);
+        // A FIFO topic's: its sequence number after the id, no signature fields.
+        let fifo = Notification {
+            sequence_number: Some("00000000000000000007"),
+            signature_version: None,
+            ..n
+        };
+        let unsigned = Links {
+            signature: None,
+            ..links
+        };
+        let text = fifo.to_json(Some(&unsigned));
+        assert!(
+            text.starts_with(r#"{"Type":"Notification","MessageId":"id","SequenceNumber":"00000000000000000007","TopicArn":"arn","#),
+            "{text}"
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        for absent in ["SignatureVersion", "Signature", "SigningCertURL"] {
+            assert!(v.get(absent).is_none(), "{absent}: {text}");
+        }
+        assert_eq!(v["UnsubscribeURL"], links.unsubscribe_url);
         assert_eq!(
             n.canonical(),
             "Message\nhi\n\nMessageId\nid\nSubject\ns\nTimestamp\n1970-01-01T00:00:00.000Z\nTopicArn\narn\nType\nNotification\n"
