@@ -1857,3 +1857,87 @@ async fn a_fifo_delete_that_finds_no_record_of_its_group_never_completes_the_mes
         back.keys().collect::<Vec<_>>()
     );
 }
+
+/// A replica whose visibility changes to 0 reach the broker only after `hold` is lowered:
+/// the proxy holds the change's transaction (the copy pushed back with the timer's cancel)
+/// while the test does something else meanwhile.
+async fn replica_holding_changes_to_zero(
+    a: &Endpoint,
+) -> (Endpoint, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let hold = Arc::new(AtomicBool::new(false));
+    let flag = hold.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        let change = seen.path_and_query.starts_with("/api/v1/transaction")
+            && String::from_utf8_lossy(seen.body).contains("\"cancel\"");
+        if change {
+            while flag.load(SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        None
+    });
+    (a.replica_behind(hook).await, hold)
+}
+
+/// Found by the checker (embedded seed 411, chaos): a `ChangeMessageVisibility(0)` whose
+/// transaction landed while a `PurgeQueue` ran pushed its copy into the purged queue, and
+/// the message was delivered after the purge answered. Here a delete of the same delivery
+/// cancels the timer first: the change's copy must not bring the deleted message back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_change_to_zero_landing_after_a_delete_of_its_delivery_brings_nothing_back() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "cmv-delete", &[("VisibilityTimeout", "30")], 1).await;
+    send(&a, &url, "deleted").await;
+    let (b, hold) = replica_holding_changes_to_zero(&a).await;
+    let m = receive_200(&a, &url, json!({})).await.remove(0);
+    hold.store(true, SeqCst);
+    let handle = m["ReceiptHandle"].clone();
+    let b_url = url.replace(&a.url, &b.url);
+    let change = tokio::spawn(async move {
+        b.sqs(
+            "ChangeMessageVisibility",
+            json!({"QueueUrl": b_url, "ReceiptHandle": handle, "VisibilityTimeout": 0}),
+        )
+        .await
+    });
+    sleep_ms(300).await;
+    delete(&a, &url, &m).await;
+    hold.store(false, SeqCst);
+    let (status, v) = change.await.unwrap();
+    assert!(
+        status == 200 || status == 400,
+        "the change answers success or the deleted message's refusal: {status} {v}"
+    );
+    let back = drain_bodies(&a, &url, 1, 4, json!({})).await;
+    assert!(back.is_empty(), "the deleted message came back: {back:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_change_to_zero_landing_during_a_purge_brings_nothing_back() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "cmv-purge", &[("VisibilityTimeout", "30")], 1).await;
+    send(&a, &url, "purged").await;
+    let (b, hold) = replica_holding_changes_to_zero(&a).await;
+    let m = receive_200(&a, &url, json!({})).await.remove(0);
+    hold.store(true, SeqCst);
+    let handle = m["ReceiptHandle"].clone();
+    let b_url = url.replace(&a.url, &b.url);
+    let change = tokio::spawn(async move {
+        b.sqs(
+            "ChangeMessageVisibility",
+            json!({"QueueUrl": b_url, "ReceiptHandle": handle, "VisibilityTimeout": 0}),
+        )
+        .await
+    });
+    sleep_ms(300).await;
+    a.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    hold.store(false, SeqCst);
+    let (status, v) = change.await.unwrap();
+    assert!(status == 200 || status == 400, "{status} {v}");
+    let back = drain_bodies(&a, &url, 1, 4, json!({})).await;
+    assert!(back.is_empty(), "a purged message came back: {back:?}");
+}

@@ -189,15 +189,27 @@ pub async fn delete<T: Transport>(
             late.push(mark);
         }
     }
-    if !late.is_empty() {
-        let ttl = q.retention_seconds().max(60);
-        let ops = late
-            .into_iter()
-            .map(|k| KvOp::put_ttl(k, serde_json::json!(true), ttl, None))
-            .collect();
-        ctx.queen.kv_results(ops).await?;
-    }
+    mark_deleted(ctx, q, late).await?;
     Ok(handles.iter().map(|_| Ok(())).collect())
+}
+
+/// Writes tombstones (`tombstone_key`s): a receive that pops a copy of such a delivery
+/// drops it instead of answering it.
+async fn mark_deleted<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    marks: Vec<String>,
+) -> Result<(), ApiError> {
+    if marks.is_empty() {
+        return Ok(());
+    }
+    let ttl = q.retention_seconds().max(60);
+    let ops = marks
+        .into_iter()
+        .map(|k| KvOp::put_ttl(k, serde_json::json!(true), ttl, None))
+        .collect();
+    ctx.queen.kv_results(ops).await?;
+    Ok(())
 }
 
 /// A visibility change of a timed handle: the timer read back and rescheduled, or at 0
@@ -214,7 +226,7 @@ pub async fn change<T: Transport>(
         return not_held(ctx, q, h).await;
     }
     if seconds == 0 {
-        return release(ctx, q, key, peek).await;
+        return release(ctx, q, h, peek).await;
     }
     let op = TimerSchedule {
         op: ScheduleOp::Reschedule,
@@ -240,12 +252,21 @@ pub async fn change<T: Transport>(
 
 /// A change to 0: the copy the timer carries pushed back into its lane and the timer
 /// cancelled, in one transaction.
+///
+/// Timer verdicts never roll a transaction back, so the copy lands even when another call
+/// cancelled the timer between the read and the transaction: a delete of this delivery,
+/// or a `PurgeQueue` (checker embedded seed 411: the copy landed in the purged queue and
+/// the message came back after the purge answered). A timer that fired instead would
+/// have made the push a duplicate and rolled it back. So a cancel that finds no timer
+/// marks the delivery deleted (its tombstone), and the copy is dropped where it is
+/// popped; the change is refused as a change of a deleted message.
 async fn release<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
-    key: &str,
+    h: &ReceiptHandle,
     peek: TimerPeek,
 ) -> Result<Changed, ApiError> {
+    let key = key_of(h);
     let payload = STANDARD
         .decode(peek.payload.as_bytes())
         .ok()
@@ -273,6 +294,17 @@ async fn release<T: Transport>(
                 .map(TimerVerdict::of)
             {
                 Some(TimerVerdict::Cancelled) => Ok(Changed::Applied),
+                // Cancelled by a delete or a purge since the read: the copy must not
+                // stand for the delivery.
+                Some(TimerVerdict::Absent) => {
+                    let count = count_of_key(key);
+                    let marks = count
+                        .map(|c| tombstone_key(&q.name, &h.message_id, c))
+                        .into_iter()
+                        .collect();
+                    mark_deleted(ctx, q, marks).await?;
+                    Ok(Changed::Deleted)
+                }
                 // Being fired as the change committed (or on a queue configured before
                 // the guard): a duplicate, never a loss; visible either way.
                 _ => Ok(Changed::Visible),
