@@ -467,7 +467,7 @@ pub async fn purge_queue<T: Transport>(
         .queen
         .kv_results(vec![KvOp::put_ttl(
             registry::purge_key(name),
-            json!(ctx.now_s()),
+            json!({ registry::PURGE_STARTED: ctx.now_ms }),
             COOLDOWN_SECONDS,
             Some(0),
         )])

@@ -34,6 +34,10 @@ pub fn purge_key(name: &str) -> String {
     format!("qs:pq:{name}")
 }
 
+/// The field of the purge marker that says when the purge began (ms since the epoch): a
+/// delivery received before it was taken by that purge.
+pub const PURGE_STARTED: &str = "startedMs";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueRecord {
     pub name: String,

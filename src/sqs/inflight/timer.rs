@@ -35,7 +35,7 @@ use crate::queen::{
     KvOp, PushItem, QueenError, RollbackReason, ScheduleOp, TimerCancel, TimerOp, TimerPeek,
     TimerSchedule, TimerVerdict, Transaction, TxnOutcome,
 };
-use crate::sqs::registry::QueueRecord;
+use crate::sqs::registry::{self, QueueRecord};
 use crate::wire::{ApiError, ErrorCode};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -254,12 +254,13 @@ pub async fn change<T: Transport>(
 /// cancelled, in one transaction.
 ///
 /// Timer verdicts never roll a transaction back, so the copy lands even when another call
-/// cancelled the timer between the read and the transaction: a delete of this delivery,
-/// or a `PurgeQueue` (checker embedded seed 411: the copy landed in the purged queue and
-/// the message came back after the purge answered). A timer that fired instead would
-/// have made the push a duplicate and rolled it back. So a cancel that finds no timer
-/// marks the delivery deleted (its tombstone), and the copy is dropped where it is
-/// popped; the change is refused as a change of a deleted message.
+/// cancelled the timer between the read and the transaction: a delete of this delivery
+/// (kept as a duplicate, `docs/divergences.md`), or a `PurgeQueue` (checker embedded seed
+/// 411: the copy landed in the purged queue and the message came back after the purge
+/// answered). A cancel that finds no timer cannot tell those from a fire whose copy must
+/// stay; a purge that began after the delivery can be told, by its marker: the delivery is
+/// then marked deleted (its tombstone drops the copy where it is popped) and the change is
+/// refused as a change of a deleted message.
 async fn release<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
@@ -296,7 +297,7 @@ async fn release<T: Transport>(
                 Some(TimerVerdict::Cancelled) => Ok(Changed::Applied),
                 // Cancelled by a delete or a purge since the read: the copy must not
                 // stand for the delivery.
-                Some(TimerVerdict::Absent) => {
+                Some(TimerVerdict::Absent) if purged_since_received(ctx, q, h).await? => {
                     let count = count_of_key(key);
                     let marks = count
                         .map(|c| tombstone_key(&q.name, &h.message_id, c))
@@ -327,6 +328,21 @@ async fn release<T: Transport>(
 /// is refused as a change of a deleted message.
 fn received_before_emptied(q: &QueueRecord, h: &ReceiptHandle) -> bool {
     received_ms(h) < q.purged.max(q.created.saturating_mul(1000))
+}
+
+/// Whether a purge of the queue began after the handle's delivery was made: the record says
+/// so once the purge is done, its marker while it runs (and for the cooldown after).
+async fn purged_since_received<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    h: &ReceiptHandle,
+) -> Result<bool, ApiError> {
+    if received_before_emptied(q, h) {
+        return Ok(true);
+    }
+    let marker = ctx.queen.kv_get(&registry::purge_key(&q.name)).await?;
+    let started = marker.and_then(|row| row.value.get(registry::PURGE_STARTED)?.as_i64());
+    Ok(started.is_some_and(|at| received_ms(h) < at))
 }
 
 /// A delivery whose timer is gone: deleted late (its tombstone), emptied by a purge, or
