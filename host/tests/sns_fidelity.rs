@@ -530,3 +530,70 @@ async fn publish_ok_xml(
     assert_eq!(status, 200, "{xml}");
     xml
 }
+
+/// A subscription whose queue is gone delivers to its `RedrivePolicy`'s dead-letter queue
+/// what it would have delivered, enveloped or raw (recorded:
+/// `test_redrive_policy_sqs_queue_subscription`, `test_subscription_after_failure_to_deliver`);
+/// without a policy nothing is delivered for it, and other subscribers are served as ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_whose_queue_is_gone_delivers_to_its_dead_letter_queue() {
+    let ep = Endpoint::start().await;
+    let t = create_topic(&ep, "redriven", &[]).await;
+    for q in ["gone-env", "gone-raw", "gone-bare", "alive", "sub-dlq"] {
+        make_queue(&ep, q).await;
+    }
+    let policy = format!(r#"{{"deadLetterTargetArn":"{}"}}"#, queue_arn("sub-dlq"));
+    subscribe(
+        &ep,
+        &t,
+        &queue_arn("gone-env"),
+        &[("RedrivePolicy", &policy)],
+    )
+    .await;
+    subscribe(
+        &ep,
+        &t,
+        &queue_arn("gone-raw"),
+        &[("RedrivePolicy", &policy), ("RawMessageDelivery", "true")],
+    )
+    .await;
+    subscribe(&ep, &t, &queue_arn("gone-bare"), &[]).await;
+    subscribe(&ep, &t, &queue_arn("alive"), &[]).await;
+    // Delivered normally while the queues exist: nothing in the dead-letter queue.
+    publish_ok(&ep, &t, "before", &[], &[]).await;
+    assert!(drain(&ep, "sub-dlq").await.is_empty());
+    for q in ["gone-env", "gone-raw", "gone-bare"] {
+        assert_eq!(drain(&ep, q).await.len(), 1, "{q}");
+        drop_queue(&ep, q).await;
+    }
+    assert_eq!(drain(&ep, "alive").await.len(), 1);
+    publish_ok(&ep, &t, "after", &[("n", "Number", "111")], &[]).await;
+    let mut dead = drain(&ep, "sub-dlq").await;
+    assert_eq!(
+        dead.len(),
+        2,
+        "one per subscription with a policy: {dead:?}"
+    );
+    dead.sort_by_key(|d| d.body().starts_with('{'));
+    assert_eq!(
+        dead[0].body(),
+        "after",
+        "the raw delivery, as the queue would have had it"
+    );
+    assert_eq!(
+        dead[0].payload["a"]["n"]["v"], "111",
+        "{:?}",
+        dead[0].payload
+    );
+    let n = dead[1].notification();
+    assert_eq!(n["Message"], "after");
+    assert!(
+        n["UnsubscribeURL"].as_str().unwrap().contains(":"),
+        "the notification names its own subscription: {n}"
+    );
+    assert_eq!(
+        drain(&ep, "alive").await.len(),
+        1,
+        "other subscribers served as ever"
+    );
+}

@@ -32,7 +32,9 @@ pub struct Target {
 
 /// Reads the topic and its deliverable subscriptions: one KV call for the topic and the
 /// first page of subscriptions, one for their queues. A subscription whose queue is gone
-/// is left out (a publish is not refused for it).
+/// delivers to its `RedrivePolicy`'s dead-letter queue instead, what it would have
+/// delivered, as SNS moves a message it cannot deliver; without one (or with that queue
+/// gone too) it is left out (a publish is not refused for it).
 pub async fn targets<T: Transport>(
     ctx: &Ctx<'_, T>,
     topic: &str,
@@ -78,7 +80,11 @@ pub async fn targets<T: Transport>(
     if subs.is_empty() {
         return Ok((record, Vec::new()));
     }
-    let mut keys: Vec<String> = subs.iter().map(|s| registry::key(&s.queue)).collect();
+    let mut keys: Vec<String> = subs
+        .iter()
+        .flat_map(|s| std::iter::once(s.queue.clone()).chain(dead_letter_queue(ctx, s)))
+        .map(|q| registry::key(&q))
+        .collect();
     keys.sort();
     keys.dedup();
     let mut queues = std::collections::BTreeMap::new();
@@ -97,7 +103,10 @@ pub async fn targets<T: Transport>(
     let targets = subs
         .into_iter()
         .filter_map(|sub| {
-            let queue = queues.get(&sub.queue)?.clone();
+            let queue = queues
+                .get(&sub.queue)
+                .or_else(|| queues.get(&dead_letter_queue(ctx, &sub)?))?
+                .clone();
             // A policy that no longer compiles matches nothing rather than everything.
             let policy = match sub_attrs::policy(&sub.attributes) {
                 Ok(p) => p,
@@ -107,6 +116,13 @@ pub async fn targets<T: Transport>(
         })
         .collect();
     Ok((record, targets))
+}
+
+/// The queue a subscription's `RedrivePolicy` names (ours, by its ARN), if any.
+fn dead_letter_queue<T>(ctx: &Ctx<'_, T>, sub: &SubRecord) -> Option<String> {
+    let policy: serde_json::Value = serde_json::from_str(sub.attr("RedrivePolicy")?).ok()?;
+    let arn = policy.get("deadLetterTargetArn")?.as_str()?;
+    crate::sqs::naming::name_from_arn(ctx.cfg, arn).map(str::to_string)
 }
 
 /// What a publish came to.
