@@ -584,6 +584,8 @@ async fn publish_batch_partial_failure_and_batch_errors() {
     let t = create_topic(&ep, "batch", &[]).await;
     let q = make_queue(&ep, "bq").await;
     subscribe(&ep, &t, &q, &[("RawMessageDelivery", "true")]).await;
+    // An entry SNS refuses fails the whole request, as SNS answers it, and nothing of the
+    // batch is delivered.
     let (status, xml) = batch(
         &ep,
         batch_params(
@@ -593,14 +595,34 @@ async fn publish_batch_partial_failure_and_batch_errors() {
         ),
     )
     .await;
+    assert_eq!(status, 400, "{xml}");
+    assert_eq!(tag(&xml, "Code").unwrap(), "InvalidParameter", "{xml}");
+    assert!(drain(&ep, "bq").await.is_empty());
+    // A delivery that fails fails its entry alone: a replica whose second delivery's
+    // transaction the broker refuses.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen_calls = calls.clone();
+    let hook: support::Hook = std::sync::Arc::new(move |seen: &support::Seen| {
+        let txn = seen.path_and_query.starts_with("/api/v1/transaction");
+        (txn && seen_calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1)
+            .then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
+    });
+    let replica = ep.replica_behind(hook).await;
+    let (status, xml) = batch(
+        &replica,
+        batch_params(
+            &t,
+            &[("ok1", "first"), ("lost", "x"), ("ok2", "second")],
+            &[],
+        ),
+    )
+    .await;
     assert_eq!(status, 200, "{xml}");
     let successful = xml.split("<Failed>").next().unwrap();
     assert_eq!(tags_all(successful, "Id"), vec!["ok1", "ok2"]);
-    assert_eq!(tags_all(successful, "MessageId").len(), 2);
     let failed = xml.split("<Failed>").nth(1).unwrap();
-    assert_eq!(tags_all(failed, "Id"), vec!["bad"]);
-    assert_eq!(tag(failed, "Code").unwrap(), "InvalidParameter");
-    assert_eq!(tag(failed, "SenderFault").unwrap(), "true");
+    assert_eq!(tags_all(failed, "Id"), vec!["lost"]);
+    assert_eq!(tag(failed, "SenderFault").unwrap(), "false", "{xml}");
     let mut bodies: Vec<String> = drain(&ep, "bq")
         .await
         .iter()

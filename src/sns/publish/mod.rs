@@ -180,30 +180,30 @@ pub async fn publish_batch<T: Transport>(
         ));
     }
     let (record, targets) = fanout::targets(ctx, topic).await?;
+    // Every entry is checked before any is delivered: an entry SNS refuses fails the whole
+    // request with that entry's error, as SNS answers it (recorded:
+    // test_publish_batch_exceptions, test_empty_or_wrong_message_attributes).
+    let prepared: Vec<message::Entry> = entries
+        .iter()
+        .map(|e| message::prepare(&record, &Params(e)))
+        .collect::<Result<_, _>>()?;
     let sequence = sequence_numbers(ctx, &record, entries.len()).await?;
     let mut successful = Vec::new();
     let mut failed = Vec::new();
     let mut signing = crate::sns::signing::Lazy::default();
-    // In order, one transaction each: a FIFO group's entries land in the order given.
-    for (i, e) in entries.iter().enumerate() {
+    // In order, one transaction each: a FIFO group's entries land in the order given. A
+    // delivery that fails fails its entry alone.
+    for (i, (e, entry)) in entries.iter().zip(&prepared).enumerate() {
         let entry_id = e.get("Id").and_then(Value::as_str).unwrap_or("");
-        let result = match message::prepare(&record, &Params(e)) {
-            Ok(entry) => {
-                let mid = message_id(ctx.request_id, i);
-                let published = fanout::Published {
-                    entry: &entry,
-                    message_id: &mid,
-                    index: i,
-                    sequence_number: sequence.get(i).map(String::as_str),
-                };
-                fanout::deliver(ctx, &record, &targets, &published, &mut signing)
-                    .await
-                    .map(|_| mid)
-            }
-            Err(err) => Err(err),
+        let mid = message_id(ctx.request_id, i);
+        let published = fanout::Published {
+            entry,
+            message_id: &mid,
+            index: i,
+            sequence_number: sequence.get(i).map(String::as_str),
         };
-        match result {
-            Ok(mid) => {
+        match fanout::deliver(ctx, &record, &targets, &published, &mut signing).await {
+            Ok(_) => {
                 let mut ok = json!({"Id": entry_id, "MessageId": mid});
                 if let Some(n) = sequence.get(i) {
                     ok["SequenceNumber"] = json!(n);

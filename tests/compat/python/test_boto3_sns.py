@@ -6,6 +6,7 @@ import json
 import time
 
 import pytest
+from botocore.exceptions import ClientError
 from conftest import drain, queue_arn, receive_all, uname
 
 ACCOUNT = "000000000000"
@@ -384,22 +385,31 @@ def test_delete_topic_cascades(sns, sqs, make_topic, make_queue):
 # --- PublishBatch ---------------------------------------------------------------------
 
 
-def test_publish_batch_with_a_partial_failure(sns, sqs, make_topic, make_queue):
+def test_publish_batch_with_an_invalid_entry_fails_whole(sns, sqs, make_topic, make_queue):
+    # SNS checks every entry before delivering any: one it refuses fails the request.
     arn = make_topic()
     url = make_queue()
     subscribe(sns, sqs, arn, url, RawMessageDelivery="true")
+    with pytest.raises(ClientError) as e:
+        sns.publish_batch(
+            TopicArn=arn,
+            PublishBatchRequestEntries=[
+                {"Id": "one", "Message": "first"},
+                {"Id": "bad", "Message": "not json", "MessageStructure": "json"},
+                {"Id": "two", "Message": "second", "MessageAttributes": {"k": s("v")}},
+            ],
+        )
+    assert e.value.response["Error"]["Code"] == "InvalidParameter"
+    assert drain(sqs, url, 0) == []
     r = sns.publish_batch(
         TopicArn=arn,
         PublishBatchRequestEntries=[
             {"Id": "one", "Message": "first"},
-            {"Id": "bad", "Message": "not json", "MessageStructure": "json"},
             {"Id": "two", "Message": "second", "MessageAttributes": {"k": s("v")}},
         ],
     )
     assert sorted(e["Id"] for e in r["Successful"]) == ["one", "two"]
-    assert all(e["MessageId"] for e in r["Successful"])
-    (failed,) = r["Failed"]
-    assert failed["Id"] == "bad" and failed["SenderFault"] is True and failed["Code"]
+    assert r.get("Failed", []) == []
     assert sorted(m["Body"] for m in drain(sqs, url, 2)) == ["first", "second"]
 
 
