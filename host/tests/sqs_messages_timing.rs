@@ -217,7 +217,10 @@ async fn dead_letters_after_max_receive_count_carry_count_and_original_id() {
         copy["MD5OfMessageAttributes"],
         sent["MD5OfMessageAttributes"]
     );
-    assert_ne!(copy["MessageId"], id, "a new row in another queue");
+    assert_eq!(
+        copy["MessageId"], id,
+        "answered under its own MessageId, as SQS does"
+    );
     assert_eq!(attr(&copy, "queen.originalMessageId"), id);
     assert_eq!(attr(&copy, "queen.sourceQueue"), "work");
     assert_eq!(attr(&copy, "DeadLetterQueueSourceArn"), arn("work"));

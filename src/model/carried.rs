@@ -17,8 +17,8 @@
 //! - `queen.visibleAt` (Number): the end of the delay of a delayed message too large for
 //!   a timer (its lane's lease holds it; whoever pops it earlier holds it back).
 //!
-//! A dead-lettered copy keeps the first MessageId in the envelope's `m`, which receive
-//! shows as `queen.originalMessageId`.
+//! A dead-lettered copy keeps its MessageId (`queen.messageId`, as SQS keeps it) and the
+//! first MessageId in the envelope's `m`, which receive shows as `queen.originalMessageId`.
 
 use super::{AttrData, AttrValue, Envelope};
 
@@ -100,7 +100,8 @@ pub fn redelivery(
 }
 
 /// The dead-letter copy of a message received `seen` times (the triggering delivery is
-/// never handed to anyone and is not counted), first sent at `sent_ms`.
+/// never handed to anyone and is not counted), first sent at `sent_ms`. It is answered
+/// under the message's own MessageId, as SQS answers it.
 pub fn dead_letter(
     mut e: Envelope,
     source: &str,
@@ -110,8 +111,8 @@ pub fn dead_letter(
 ) -> Envelope {
     put(&mut e, RECEIVE_COUNT, "Number", seen.to_string());
     put(&mut e, SOURCE_QUEUE, "String", source.to_string());
-    // What it carried as a message in flight in its source queue is not the copy's.
-    e.system.remove(MESSAGE_ID);
+    put(&mut e, MESSAGE_ID, "String", message_id.to_string());
+    // When it was first received in its source queue is not the copy's.
     e.system.remove(FIRST_RECEIVE);
     if let Some(ms) = sent_ms {
         put(&mut e, SENT_TIMESTAMP, "Number", ms.to_string());
@@ -197,8 +198,8 @@ mod tests {
         assert_eq!(source_queue(&c), Some("src"));
         assert_eq!(sent_timestamp(&c), Some(1_700_000_000_000));
         assert_eq!(c.original_id.as_deref(), Some("id-1"));
-        // What it carried in flight in its source queue is dropped.
-        assert_eq!(message_id(&c), None);
+        // It keeps its MessageId; when it was first received in its source queue is dropped.
+        assert_eq!(message_id(&c).as_deref(), Some("id-1"));
         assert_eq!(first_receive(&c), None);
         let back = Envelope::from_payload(&c.to_json()).unwrap();
         assert_eq!(back, c);

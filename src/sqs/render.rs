@@ -20,7 +20,7 @@ pub struct Shown<'a> {
 
 pub fn message<T>(ctx: &Ctx<'_, T>, q: &QueueRecord, shown: &Shown<'_>, d: Delivery) -> Value {
     let mut out = Map::new();
-    out.insert("MessageId".into(), json!(d.handle.message_id));
+    out.insert("MessageId".into(), json!(d.message_id));
     let handle = mint(&d.handle, &ctx.cfg.handle_secret);
     out.insert("ReceiptHandle".into(), json!(handle));
     out.insert("MD5OfBody".into(), json!(md5_of_body(&d.envelope.body)));

@@ -78,6 +78,8 @@ pub struct Asked {
 /// One message a receive delivers, as the holder hands it over to be answered.
 #[derive(Debug, Clone)]
 pub struct Delivery {
+    /// The SQS MessageId: the one the message was sent under, whatever copy this is.
+    pub message_id: String,
     pub handle: ReceiptHandle,
     pub envelope: Envelope,
     /// `ApproximateReceiveCount`, this delivery included.
@@ -102,6 +104,7 @@ impl Delivery {
         first_receive_ms: Option<i64>,
     ) -> Delivery {
         Delivery {
+            message_id: message_id(&envelope, m),
             handle,
             sent_ms: sent_ms(&envelope, m),
             envelope,

@@ -486,6 +486,7 @@ describe("dead letters and purge", () => {
     assert.ok(dead, "the message reached the dead-letter queue");
     assert.equal(dead.Body, "poison");
     assert.equal(dead.MessageAttributes?.why?.StringValue, "bad");
+    assert.equal(dead.MessageId, sent.MessageId, "its own id, as SQS keeps it");
     assert.equal(dead.Attributes["queen.originalMessageId"], sent.MessageId);
     assert.ok(Number(dead.Attributes.ApproximateReceiveCount) >= 2, "the receive count is carried forward");
     const left = await sqs.send(new ReceiveMessageCommand({ QueueUrl: src.url, WaitTimeSeconds: 1 }));

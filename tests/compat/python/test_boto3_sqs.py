@@ -448,6 +448,7 @@ def test_redrive_to_dead_letter_queue_and_move_back(sqs, make_queue):
     assert copy["Body"] == "poison"
     surfaced = {**copy.get("Attributes", {})}
     surfaced.update({k: v.get("StringValue") for k, v in copy.get("MessageAttributes", {}).items()})
+    assert copy["MessageId"] == sent["MessageId"]  # its own id, as SQS keeps it
     assert surfaced.get("queen.originalMessageId") == sent["MessageId"]
     assert src_name in surfaced.get("queen.sourceQueue", "")
     sqs.change_message_visibility(QueueUrl=dlq, ReceiptHandle=copy["ReceiptHandle"], VisibilityTimeout=0)
