@@ -1946,3 +1946,40 @@ async fn a_change_to_zero_landing_during_a_purge_brings_nothing_back() {
     let back = drain_bodies(&a, &url, 1, 4, json!({})).await;
     assert!(back.is_empty(), "a purged message came back: {back:?}");
 }
+
+/// Found by the checker (embedded seed 412, clean): a long poll of one message answered
+/// empty in 34 ms while the queue held visible messages: each of its four pops met a
+/// message due for the dead-letter queue. Here eight such messages stand ahead of a
+/// deliverable one in the queue's one lane: a long poll answers the deliverable one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_answers_a_message_behind_many_due_for_the_dead_letter_queue() {
+    let ep = Endpoint::start().await;
+    let (url, dlq) = with_dead_letter(&ep, "many-past-count", 1, &[], 1).await;
+    for i in 0..8 {
+        send(&ep, &url, &format!("dead{i}")).await;
+    }
+    let mut seen = 0;
+    while seen < 8 {
+        seen += receive_200(
+            &ep,
+            &url,
+            json!({"VisibilityTimeout": 1, "WaitTimeSeconds": 1}),
+        )
+        .await
+        .len();
+    }
+    // All eight come back after their visibility, past maxReceiveCount; one more is sent
+    // behind them.
+    sleep_ms(2_000).await;
+    send(&ep, &url, "alive").await;
+    let got = receive_200(
+        &ep,
+        &url,
+        json!({"MaxNumberOfMessages": 1, "WaitTimeSeconds": 2}),
+    )
+    .await;
+    let bodies: Vec<&str> = got.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["alive"]);
+    let dead = drain_bodies(&ep, &dlq, 8, 5, json!({})).await;
+    assert_eq!(dead.len(), 8, "{:?}", dead.keys().collect::<Vec<_>>());
+}

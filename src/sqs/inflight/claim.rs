@@ -13,8 +13,7 @@
 use super::claim_record::{self, Claim, Reopened, Stored};
 use super::lease::release_all;
 use super::{
-    counts, dead_letter_copy, lease_handle, lease_of, wait_left_ms, Asked, Delivery,
-    DEAD_POP_RETRIES,
+    counts, dead_letter_copy, lease_handle, lease_of, pop_rounds, wait_left_ms, Asked, Delivery,
 };
 use crate::ctx::Ctx;
 use crate::http::Transport;
@@ -38,7 +37,7 @@ pub async fn receive<T: Transport>(
     let lease_s = asked.visibility_s.max(1);
     let release = asked.visibility_s == 0;
     let started = ctx.queen.transport().clock_ms();
-    for _ in 0..=DEAD_POP_RETRIES {
+    for _ in 0..pop_rounds(&asked) {
         let wait_ms = wait_left_ms(ctx, started, asked.wait_s);
         let popped = pop_claims(ctx, &q.name, asked.max, wait_ms, lease_s).await?;
         if popped.is_empty() {

@@ -11,8 +11,8 @@
 //! lane instead and held by a lease of its own (`lease::hold`).
 
 use super::{
-    dead_letter_copy, lease, lease_of, message_id, sent_ms, timer, wait_left_ms, Asked, Delivery,
-    DEAD_POP_RETRIES, HANDLE_LIFETIME_MS,
+    dead_letter_copy, lease, lease_of, message_id, pop_rounds, sent_ms, timer, wait_left_ms, Asked,
+    Delivery, HANDLE_LIFETIME_MS,
 };
 use crate::ctx::Ctx;
 use crate::http::Transport;
@@ -39,7 +39,7 @@ pub async fn receive<T: Transport>(
     asked: Asked,
 ) -> Result<Vec<Delivery>, ApiError> {
     let started = ctx.queen.transport().clock_ms();
-    for _ in 0..=DEAD_POP_RETRIES {
+    for _ in 0..pop_rounds(&asked) {
         let wait_ms = wait_left_ms(ctx, started, asked.wait_s);
         let opts = PopOptions {
             wait_ms: (wait_ms > 0).then_some(wait_ms),
