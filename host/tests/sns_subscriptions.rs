@@ -51,13 +51,12 @@ async fn only_sqs_is_accepted_and_others_are_refused_by_name() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_endpoint_must_be_an_existing_queue_of_ours() {
+async fn the_endpoint_must_be_a_queue_arn_of_ours() {
     let ep = Endpoint::start().await;
     let t = create_topic(&ep, "t", &[]).await;
     for endpoint in [
         "not-an-arn",
         "arn:aws:sqs:us-east-1:999999999999:q", // another account
-        "arn:aws:sqs:us-east-1:000000000000:missing",
         "",
     ] {
         let (status, code, _) = sns_err(
@@ -90,6 +89,29 @@ async fn the_endpoint_must_be_an_existing_queue_of_ours() {
     let ft = create_topic(&ep, "t.fifo", &[("FifoTopic", "true")]).await;
     subscribe(&ep, &ft, &fq, &[]).await;
     subscribe(&ep, &ft, &sq, &[]).await;
+    // A queue that does not exist yet is subscribed, as SNS subscribes it (recorded:
+    // test_subscribe_unknown_sqs_queue): nothing is delivered until it exists, then it is.
+    let later = subscribe(&ep, &t, "arn:aws:sqs:us-east-1:000000000000:later", &[]).await;
+    assert!(later.starts_with(&t), "{later}");
+    publish_ok(&ep, &t, "before", &[], &[]).await;
+    make_queue(&ep, "later").await;
+    assert!(drain(&ep, "later").await.is_empty());
+    publish_ok(&ep, &t, "after", &[], &[]).await;
+    let got = drain(&ep, "later").await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].notification()["Message"], "after");
+    // A FIFO queue's name still cannot subscribe to a standard topic, existing or not.
+    let (_, code, _) = sns_err(
+        &ep,
+        "Subscribe",
+        &[
+            ("TopicArn", &t),
+            ("Protocol", "sqs"),
+            ("Endpoint", "arn:aws:sqs:us-east-1:000000000000:later.fifo"),
+        ],
+    )
+    .await;
+    assert_eq!(code, "InvalidParameter");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -101,10 +101,13 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
 
     for _ in 0..CAS_ATTEMPTS {
         let t = require(ctx, topic).await?;
-        let q = load_queue(ctx, queue).await?.ok_or_else(|| {
-            invalid_because("Endpoint", format!("the queue {endpoint} does not exist"))
-        })?;
-        if q.fifo && !t.record.fifo {
+        // A queue that does not exist (yet) is subscribed, as SNS subscribes it: nothing
+        // is delivered to it until it does (or its dead-letter queue takes the messages).
+        let fifo = match load_queue(ctx, queue).await? {
+            Some(q) => q.fifo,
+            None => queue.ends_with(".fifo"),
+        };
+        if fifo && !t.record.fifo {
             // SNS's own sentence, its doubled prefix included (recorded against SNS).
             return Err(invalid(
                 "Invalid parameter: Endpoint Reason: FIFO SQS Queues can not be subscribed to standard SNS topics",
