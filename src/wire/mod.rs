@@ -62,6 +62,9 @@ pub struct Recognised {
     pub action: Action,
     /// The Query parameters (URL query merged with the form body); empty for JSON.
     params: BTreeMap<String, String>,
+    /// An SQS Query request that asked for JSON (`Accept: application/json`): SQS then
+    /// answers the response document as JSON (recorded: test_get_list_queues_with_query_auth).
+    json_answer: bool,
 }
 
 fn invalid_action() -> ApiError {
@@ -113,6 +116,7 @@ pub fn recognise(
                 service: Service::Sqs,
                 action,
                 params: BTreeMap::new(),
+                json_answer: false,
             }),
             None => Err((Protocol::Json, Service::Sqs, invalid_action())),
         };
@@ -160,6 +164,10 @@ pub fn recognise(
             service,
             action,
             params,
+            json_answer: service == Service::Sqs
+                && req
+                    .header("accept")
+                    .is_some_and(|a| a.contains("application/json")),
         }),
         None => Err((Protocol::Query, service, invalid_action())),
     }
@@ -292,6 +300,24 @@ pub fn encode_ok(rec: &Recognised, output: &Value, request_id: &str) -> Response
                 _ => b"{}".to_vec(),
             };
             respond(200, "application/x-amz-json-1.0", body, request_id)
+        }
+        Protocol::Query if rec.json_answer => {
+            let name = rec.action.name();
+            let mut response = serde_json::Map::new();
+            if let Some(wrapper) = op.and_then(|o| o.output.map(|_| o.result_wrapper)) {
+                response.insert(wrapper.to_string(), output.clone());
+            }
+            response.insert(
+                "ResponseMetadata".into(),
+                serde_json::json!({ "RequestId": request_id }),
+            );
+            let body = serde_json::json!({ format!("{name}Response"): response });
+            respond(
+                200,
+                "application/json",
+                body.to_string().into_bytes(),
+                request_id,
+            )
         }
         Protocol::Query => {
             let name = rec.action.name();

@@ -267,3 +267,33 @@ fn mistyped_outputs_do_not_panic() {
         assert_eq!(resp.status, 200);
     }
 }
+
+/// SQS answers a Query request that asks for JSON (`Accept: application/json`) with its
+/// response document as JSON (recorded: test_get_list_queues_with_query_auth); without
+/// the header, XML. SNS answers XML either way.
+#[test]
+fn a_query_request_asking_for_json_is_answered_in_json() {
+    let mut req = form_request("Action=ListQueues&Version=2012-11-05");
+    req.headers
+        .push(("accept".into(), "application/json".into()));
+    let rec = recognise(&req, None).expect("recognised");
+    let out = json!({"QueueUrls": ["http://h/000000000000/q"]});
+    let resp = encode_ok(&rec, &out, "rid");
+    let body: Value = serde_json::from_slice(&resp.body).expect("JSON");
+    assert_eq!(
+        body["ListQueuesResponse"]["ListQueuesResult"]["QueueUrls"][0],
+        "http://h/000000000000/q"
+    );
+    assert_eq!(
+        body["ListQueuesResponse"]["ResponseMetadata"]["RequestId"],
+        "rid"
+    );
+    let plain = encode_ok(&query_rec("ListQueues", Service::Sqs), &out, "rid");
+    assert!(String::from_utf8_lossy(&plain.body).starts_with("<?xml"));
+    let mut sns = form_request("Action=ListTopics&Version=2010-03-31");
+    sns.headers
+        .push(("accept".into(), "application/json".into()));
+    let rec = recognise(&sns, None).expect("recognised");
+    let resp = encode_ok(&rec, &json!({"Topics": []}), "rid");
+    assert!(String::from_utf8_lossy(&resp.body).starts_with("<?xml"));
+}
