@@ -792,3 +792,48 @@ async fn a_standard_queue_answers_the_message_group_id_it_was_sent_with() {
     let m = receive_one(&ep, &url, json!({"AttributeNames": ["All"]})).await;
     assert!(m["Attributes"].get("MessageGroupId").is_none(), "{m}");
 }
+
+/// A FIFO queue keeps the deduplication scope it was created with (recorded:
+/// test_fifo_change_to_high_throughput_after_creation: after `DeduplicationScope` is set to
+/// `messageGroup`, an id used in another group is still a duplicate, old or new); the
+/// attribute itself answers what was set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_queue_keeps_the_deduplication_scope_it_was_created_with() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue(
+            "scoped.fifo",
+            json!({"FifoQueue": "true", "DeduplicationScope": "queue"}),
+        )
+        .await;
+    let send = |group: &'static str, dedup: &'static str, body: &'static str| {
+        let ep = &ep;
+        let url = url.clone();
+        async move {
+            ep.sqs_ok(
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": group, "MessageDeduplicationId": dedup}),
+            )
+            .await["MessageId"]
+                .clone()
+        }
+    };
+    let first = send("g1", "same", "one").await;
+    ep.sqs_ok(
+        "SetQueueAttributes",
+        json!({"QueueUrl": url, "Attributes": {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}}),
+    )
+    .await;
+    let attrs = ep
+        .sqs_ok(
+            "GetQueueAttributes",
+            json!({"QueueUrl": url, "AttributeNames": ["DeduplicationScope"]}),
+        )
+        .await;
+    assert_eq!(attrs["Attributes"]["DeduplicationScope"], "messageGroup");
+    // An id used in another group is still a duplicate of the first message.
+    assert_eq!(send("g2", "same", "two").await, first);
+    // A new id too, across groups.
+    let new = send("g3", "new", "three").await;
+    assert_eq!(send("g4", "new", "four").await, new);
+}

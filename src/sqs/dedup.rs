@@ -26,9 +26,12 @@ pub fn key(q: &QueueRecord, dedup_id: &str) -> String {
     format!("qs:dd:{}:{}.{}:{dedup_id}", q.name, q.created, q.purged)
 }
 
-/// Whether deduplication spans the whole queue (FIFO, unless `messageGroup` is set).
+/// Whether deduplication spans the whole queue (FIFO, unless `messageGroup` was set when
+/// the queue was made: SQS keeps the scope it was created with).
 pub fn queue_scoped(q: &QueueRecord) -> bool {
-    q.fifo && q.attr("DeduplicationScope") != Some("messageGroup")
+    q.fifo
+        && q.queue_dedup
+            .unwrap_or_else(|| q.attr("DeduplicationScope") != Some("messageGroup"))
 }
 
 /// Routes FIFO pushes whose deduplication id another group holds into that group.

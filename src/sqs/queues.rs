@@ -93,6 +93,11 @@ pub async fn create_queue<T: Transport>(
         created: now,
         modified: now,
         purged: 0,
+        queue_dedup: None,
+    };
+    let record = QueueRecord {
+        queue_dedup: fifo.then(|| super::dedup::queue_scoped(&record)),
+        ..record
     };
     let version = match registry::create(ctx, &record).await? {
         Ok(v) => v,

@@ -56,6 +56,12 @@ pub struct QueueRecord {
     /// names a purged FIFO queue's lanes (`lanes::fifo_lane`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub purged: i64,
+    /// FIFO: whether deduplication spans the queue, as `DeduplicationScope` said at create.
+    /// SQS keeps that scope for the queue's life (recorded:
+    /// test_fifo_change_to_high_throughput_after_creation: after a change to `messageGroup`
+    /// an id used in another group is still a duplicate). `None` on records written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_dedup: Option<bool>,
 }
 
 fn is_zero(v: &i64) -> bool {

@@ -555,6 +555,7 @@ mod tests {
             created: 0,
             modified: 0,
             purged: 0,
+            queue_dedup: None,
         }
     }
 
