@@ -1983,3 +1983,60 @@ async fn a_long_poll_answers_a_message_behind_many_due_for_the_dead_letter_queue
     let dead = drain_bodies(&ep, &dlq, 8, 5, json!({})).await;
     assert_eq!(dead.len(), 8, "{:?}", dead.keys().collect::<Vec<_>>());
 }
+
+/// SQS deletes a visible message by the handle of an older delivery (recorded: the
+/// filter-policy tests receive at visibility 0, receive again, then delete by the first
+/// handle, and the message is gone). Here the copy made by the second delivery carries
+/// a later receive count than the handle names: it must not come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_by_an_older_handle_deletes_the_visible_message() {
+    let ep = Endpoint::start().await;
+    let url = make_queue(&ep, "older-handle", &[], 1).await;
+    send(&ep, &url, "m").await;
+    let first = receive_200(&ep, &url, json!({"VisibilityTimeout": 0}))
+        .await
+        .remove(0);
+    let second = receive_200(&ep, &url, json!({"VisibilityTimeout": 0}))
+        .await
+        .remove(0);
+    assert_eq!(attr(&second, "ApproximateReceiveCount"), "2");
+    delete(&ep, &url, &first).await;
+    let back = drain_bodies(&ep, &url, 1, 3, json!({})).await;
+    assert!(back.is_empty(), "deleted by the older handle: {back:?}");
+}
+
+/// SQS makes a message visible when a change to 0 names an earlier delivery's handle
+/// while a newer delivery holds it (recorded: test_terminate_visibility_timeout_after_receive).
+/// A change to more than 0 by an old handle still changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_to_zero_by_an_older_handle_releases_the_current_delivery() {
+    let ep = Endpoint::start().await;
+    let url = make_queue(&ep, "older-release", &[], 1).await;
+    send(&ep, &url, "m").await;
+    let first = receive_200(&ep, &url, json!({"VisibilityTimeout": 0}))
+        .await
+        .remove(0);
+    let second = receive_200(&ep, &url, json!({"VisibilityTimeout": 30}))
+        .await
+        .remove(0);
+    assert_eq!(attr(&second, "ApproximateReceiveCount"), "2");
+    ep.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url, "ReceiptHandle": first["ReceiptHandle"], "VisibilityTimeout": 60}),
+    )
+    .await;
+    assert!(
+        receive_200(&ep, &url, json!({"WaitTimeSeconds": 1}))
+            .await
+            .is_empty(),
+        "a longer visibility by an old handle changes nothing"
+    );
+    ep.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url, "ReceiptHandle": first["ReceiptHandle"], "VisibilityTimeout": 0}),
+    )
+    .await;
+    let again = receive_200(&ep, &url, json!({"WaitTimeSeconds": 1})).await;
+    assert_eq!(again.len(), 1, "visible at once");
+    assert_eq!(attr(&again[0], "ApproximateReceiveCount"), "3");
+}

@@ -180,7 +180,7 @@ impl<T: Transport> Queen<'_, T> {
         let mut listed = 0u64;
         let mut after: Option<String> = None;
         loop {
-            let (keys, next) = self.timer_keys(queue, after.as_deref()).await?;
+            let (keys, next) = self.timer_keys(queue, after.as_deref(), 1000).await?;
             listed += keys.len() as u64;
             for (count, prefix) in counts.iter_mut().zip(prefixes) {
                 *count += keys.iter().filter(|k| k.starts_with(prefix)).count() as u64;
@@ -192,11 +192,12 @@ impl<T: Transport> Queen<'_, T> {
         }
     }
 
-    /// Keys of a queue's pending timers, one page at a time.
+    /// Keys of a queue's pending timers in key order, one page of at most `limit` at a time.
     pub async fn timer_keys(
         &self,
         queue: &str,
         after: Option<&str>,
+        limit: u32,
     ) -> Result<(Vec<String>, Option<String>)> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
@@ -212,7 +213,7 @@ impl<T: Transport> Queen<'_, T> {
             #[serde(default)]
             next_after: Option<String>,
         }
-        let mut path = format!("/api/v1/timers/{}?limit=1000", encode_segment(queue));
+        let mut path = format!("/api/v1/timers/{}?limit={limit}", encode_segment(queue));
         if let Some(a) = after {
             path.push_str(&format!("&after={}", encode_segment(a)));
         }

@@ -222,7 +222,7 @@ pub async fn cancel_timers<T: Transport>(ctx: &Ctx<'_, T>, queue: &str) -> Resul
         // Timer keys list in byte order, so each kind is one run starting after its prefix.
         let mut after = Some(prefix.to_string());
         while let Some(cursor) = after.take() {
-            let (keys, next) = ctx.queen.timer_keys(queue, Some(&cursor)).await?;
+            let (keys, next) = ctx.queen.timer_keys(queue, Some(&cursor), 1000).await?;
             let ours: Vec<&String> = keys.iter().take_while(|k| k.starts_with(prefix)).collect();
             let ran_past = ours.len() < keys.len();
             found += ours.len();
