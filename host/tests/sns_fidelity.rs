@@ -597,3 +597,41 @@ async fn a_subscription_whose_queue_is_gone_delivers_to_its_dead_letter_queue() 
         "other subscribers served as ever"
     );
 }
+
+/// A FIFO queue subscribed to a FIFO topic dead-letters into a FIFO queue only (recorded:
+/// test_validations_for_fifo, SNS's sentence); a standard queue subscribed to a FIFO topic
+/// may name a standard one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_subscription_of_a_fifo_topic_takes_only_a_fifo_dead_letter_queue() {
+    let ep = Endpoint::start().await;
+    let t = create_topic(&ep, "dlq-rules.fifo", &[("FifoTopic", "true")]).await;
+    for q in ["sub.fifo", "sub-std", "dlq-std", "dlq.fifo"] {
+        make_queue(&ep, q).await;
+    }
+    let fifo_sub = subscribe(&ep, &t, &queue_arn("sub.fifo"), &[]).await;
+    let std_sub = subscribe(&ep, &t, &queue_arn("sub-std"), &[]).await;
+    let policy = |q: &str| format!(r#"{{"deadLetterTargetArn":"{}"}}"#, queue_arn(q));
+    let set = |sub: String, value: String| {
+        let ep = &ep;
+        async move {
+            sns(
+                ep,
+                "SetSubscriptionAttributes",
+                &[
+                    ("SubscriptionArn", &sub),
+                    ("AttributeName", "RedrivePolicy"),
+                    ("AttributeValue", &value),
+                ],
+            )
+            .await
+        }
+    };
+    let (status, xml) = set(fifo_sub.clone(), policy("dlq-std")).await;
+    assert_eq!(status, 400, "{xml}");
+    assert_eq!(
+        tag(&xml, "Message").unwrap(),
+        "Invalid parameter: RedrivePolicy: must use a FIFO queue as DLQ for a FIFO Subscription to a FIFO Topic."
+    );
+    assert_eq!(set(fifo_sub, policy("dlq.fifo")).await.0, 200);
+    assert_eq!(set(std_sub, policy("dlq-std")).await.0, 200);
+}

@@ -214,7 +214,7 @@ async fn a_received_message_names_its_sender_when_asked() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fifo_message_answers_its_first_receive_time_on_its_first_receive() {
+async fn a_fifo_message_answers_its_first_receive_time_on_every_receive() {
     let ep = Endpoint::start().await;
     let url = ep
         .create_queue(
@@ -240,6 +240,23 @@ async fn a_fifo_message_answers_its_first_receive_time_on_its_first_receive() {
         .unwrap();
     assert!(first >= sent, "{first} < {sent}");
     assert_eq!(m["Attributes"]["MessageGroupId"], "g");
+    // Its later receives answer the same first receive (recorded: test_fifo_message_attributes).
+    ep.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url, "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}),
+    )
+    .await;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let again = receive_one(&ep, &url, json!({"AttributeNames": ["All"]})).await;
+    assert_eq!(
+        again["Attributes"]["ApproximateReceiveCount"], "2",
+        "{again}"
+    );
+    assert_eq!(
+        again["Attributes"]["ApproximateFirstReceiveTimestamp"],
+        m["Attributes"]["ApproximateFirstReceiveTimestamp"],
+        "{again}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -652,17 +669,38 @@ async fn a_visibility_change_after_the_visibility_ended_succeeds_until_the_messa
     // The change to 2 s after the end changed nothing: the message is there at once.
     let again = receive_one(&ep, &url, json!({"VisibilityTimeout": 30})).await;
     assert_eq!(again["MessageId"], m["MessageId"], "{again}");
-    // A delete by the first delivery's handle marks that delivery deleted (SQS would
-    // delete the message itself; `docs/divergences.md`): a change by it is refused.
+    // A delete by the first delivery's handle while a newer delivery holds the message
+    // deletes nothing (SQS: "the request succeeds, but the message will not be deleted"),
+    // and a change by it answers success and changes nothing.
+    for (action, extra) in [
+        ("DeleteMessage", json!({})),
+        ("ChangeMessageVisibility", json!({"VisibilityTimeout": 5})),
+    ] {
+        let mut input = json!({"QueueUrl": url, "ReceiptHandle": handle});
+        input
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        ep.sqs_ok(action, input).await;
+    }
+    // The newer delivery's visibility ends; a late delete by its handle deletes the visible
+    // message, and a change by that handle is then refused in SQS's words.
+    let late = again["ReceiptHandle"].as_str().unwrap().to_string();
+    ep.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url, "ReceiptHandle": late, "VisibilityTimeout": 1}),
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
     ep.sqs_ok(
         "DeleteMessage",
-        json!({"QueueUrl": url, "ReceiptHandle": handle}),
+        json!({"QueueUrl": url, "ReceiptHandle": late}),
     )
     .await;
     let (status, ty, query_error, message) = json_error(
         &ep,
         "ChangeMessageVisibility",
-        json!({"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 5}),
+        json!({"QueueUrl": url, "ReceiptHandle": late, "VisibilityTimeout": 5}),
     )
     .await;
     assert_eq!(status, 400);
@@ -670,15 +708,18 @@ async fn a_visibility_change_after_the_visibility_ended_succeeds_until_the_messa
     assert_eq!(query_error, "InvalidParameterValue;Sender");
     assert_eq!(
         message,
-        format!("Value {handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.")
+        format!("Value {late} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.")
     );
     // In a batch, the same refusal for that entry only.
+    ep.sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": "y"}))
+        .await;
+    let live = receive_one(&ep, &url, json!({"VisibilityTimeout": 30})).await;
     let out = ep
         .sqs_ok(
             "ChangeMessageVisibilityBatch",
             json!({"QueueUrl": url, "Entries": [
-                {"Id": "old", "ReceiptHandle": handle, "VisibilityTimeout": 5},
-                {"Id": "live", "ReceiptHandle": again["ReceiptHandle"], "VisibilityTimeout": 5},
+                {"Id": "old", "ReceiptHandle": late, "VisibilityTimeout": 5},
+                {"Id": "live", "ReceiptHandle": live["ReceiptHandle"], "VisibilityTimeout": 5},
             ]}),
         )
         .await;

@@ -153,6 +153,33 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
     Err(contended())
 }
 
+/// A FIFO queue subscribed to a FIFO topic dead-letters into a FIFO queue only, as SNS
+/// refuses otherwise (recorded: test_validations_for_fifo); a standard queue subscribed to
+/// a FIFO topic may have a standard one.
+fn fifo_subscriptions_take_fifo_dead_letter_queues<T>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+    record: &SubRecord,
+) -> Result<(), ApiError> {
+    let target = record
+        .attr("RedrivePolicy")
+        .and_then(|v| serde_json::from_str::<Value>(v).ok())
+        .and_then(|v| v.get("deadLetterTargetArn")?.as_str().map(str::to_string));
+    let (Some(target), true, true) = (
+        target,
+        topic.ends_with(".fifo"),
+        record.queue.ends_with(".fifo"),
+    ) else {
+        return Ok(());
+    };
+    match name_from_arn(ctx.cfg, &target) {
+        Some(dlq) if !dlq.ends_with(".fifo") => Err(invalid(
+            "RedrivePolicy: must use a FIFO queue as DLQ for a FIFO Subscription to a FIFO Topic.",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The registry record of a queue, answered in SNS's error dialect.
 pub async fn load_queue<T: Transport>(
     ctx: &Ctx<'_, T>,
@@ -269,6 +296,9 @@ pub async fn set_subscription_attributes<T: Transport>(
         // A new scope re-validates the policy already there, and a new policy runs
         // under the scope already there.
         sub_attrs::policy(&record.attributes)?;
+        if name == "RedrivePolicy" {
+            fifo_subscriptions_take_fifo_dead_letter_queues(ctx, topic, &record)?;
+        }
         if record == stored.record {
             return Ok(json!({}));
         }

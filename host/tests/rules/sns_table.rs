@@ -5,7 +5,7 @@
 //! a FIFO queue, `{sub}` a subscription of `{topic}` to `{subq_arn}` with no attributes,
 //! `{no_sub}` a well-formed subscription ARN nothing has.
 
-use super::{entry, err, ok, Rule};
+use super::{err, ok, Rule};
 
 const IP: &str = "InvalidParameter";
 const PVI: &str = "ParameterValueInvalid";
@@ -17,6 +17,7 @@ const MESSAGE: &str = "API_Publish: Message ('up to 256 KB'; 'JSON object … mu
 const SUBJECT: &str = "API_Publish: Subject ('ASCII text that begins with a letter, number, or punctuation mark; must not include line breaks or control characters; and must be less than 100 characters long')";
 const FIFO: &str = "API_Publish: MessageGroupId ('required for FIFO topics'), MessageDeduplicationId ('applies only to FIFO'; required without ContentBasedDeduplication), both up to 128 alphanumerics and punctuation";
 const MATTR: &str = "SNSDG: sns-message-attributes (Name, Type String/String.Array/Number/Binary, non-empty Value) + botocore sns: Publish errors InvalidParameterValueException (ParameterValueInvalid)";
+const RECORDED_BATCH: &str = "LocalStack's AWS-validated recordings: a PublishBatch entry SNS refuses fails the whole request with its error";
 const BATCH: &str = "botocore sns: PublishBatch errors EmptyBatchRequest, TooManyEntriesInBatchRequest (10), BatchEntryIdsNotDistinct, InvalidBatchEntryId, BatchRequestTooLong (256 KiB total)";
 const SUB: &str = "API_Subscribe: Protocol (the listed protocols), Endpoint ('For the sqs protocol, the endpoint is the ARN of an Amazon SQS queue')";
 const SATTR: &str = "API_SetSubscriptionAttributes: AttributeName (DeliveryPolicy, FilterPolicy, FilterPolicyScope, RawMessageDelivery, RedrivePolicy, SubscriptionRoleArn …)";
@@ -117,8 +118,10 @@ pub const RULES: &[Rule] = &[
     err("SNS-PT-05", "PublishBatch", r#"{"TopicArn":"{topic}","PublishBatchRequestEntries":[{"Id":"{rep:i:81}","Message":"m"}]}"#, "InvalidBatchEntryId", 400, "API_PublishBatchRequestEntry: Id ('up to 80 characters … alphanumeric characters, hyphens (-), and underscores (_)')"),
     err("SNS-PT-06", "PublishBatch", r#"{"TopicArn":"{topic}","PublishBatchRequestEntries":[{"Id":"a.b","Message":"m"}]}"#, "InvalidBatchEntryId", 400, "API_PublishBatchRequestEntry: Id"),
     err("SNS-PT-07", "PublishBatch", r#"{"TopicArn":"{topic}","PublishBatchRequestEntries":[{"Id":"a","Message":"{rep:x:200000}"},{"Id":"b","Message":"{rep:x:70000}"}]}"#, "BatchRequestTooLong", 400, BATCH),
-    entry("SNS-PT-08", "PublishBatch", r#"{"TopicArn":"{topic}","PublishBatchRequestEntries":[{"Id":"ok","Message":"m"},{"Id":"empty","Message":""}]}"#, "empty", IP, "API_PublishBatch: 'The result of publishing each message is reported individually in the response'"),
-    entry("SNS-PT-09", "PublishBatch", r#"{"TopicArn":"{ftopic}","PublishBatchRequestEntries":[{"Id":"ok","Message":"m","MessageGroupId":"g","MessageDeduplicationId":"p1"},{"Id":"nogroup","Message":"m","MessageDeduplicationId":"p2"}]}"#, "nogroup", IP, FIFO),
+    // SNS checks every entry before delivering any: one it refuses fails the request (recorded:
+    // LocalStack's AWS-validated test_publish_batch_exceptions, test_empty_or_wrong_message_attributes).
+    err("SNS-PT-08", "PublishBatch", r#"{"TopicArn":"{topic}","PublishBatchRequestEntries":[{"Id":"ok","Message":"m"},{"Id":"empty","Message":""}]}"#, IP, 400, RECORDED_BATCH),
+    err("SNS-PT-09", "PublishBatch", r#"{"TopicArn":"{ftopic}","PublishBatchRequestEntries":[{"Id":"ok","Message":"m","MessageGroupId":"g","MessageDeduplicationId":"p1"},{"Id":"nogroup","Message":"m","MessageDeduplicationId":"p2"}]}"#, IP, 400, FIFO),
     err("SNS-PT-10", "PublishBatch", r#"{"TopicArn":"{no_topic}","PublishBatchRequestEntries":[{"Id":"a","Message":"m"}]}"#, "NotFound", 404, NOT_FOUND),
     err("SNS-PT-11", "PublishBatch", r#"{"PublishBatchRequestEntries":[{"Id":"a","Message":"m"}]}"#, IP, 400, MISSING),
 

@@ -137,9 +137,22 @@ async fn answer<T: Transport>(
     for m in all.iter_mut() {
         m.delivery_attempt = None;
     }
-    counts::fill(ctx, q, &mut all).await?;
+    let firsts = counts::fill(ctx, q, &mut all).await?;
+    let first_receives: Firsts = all
+        .iter()
+        .zip(firsts)
+        .filter_map(|(m, first)| Some((m.id.clone(), first?)))
+        .collect();
     let mut unanswered: Vec<String> = Vec::new();
-    let answer = answer_counted(ctx, q, &popped, lease_s, release, &mut unanswered).await;
+    let answer = answer_counted(
+        ctx,
+        q,
+        &popped,
+        (lease_s, release),
+        &first_receives,
+        &mut unanswered,
+    )
+    .await;
     match &answer {
         Ok(_) => counts::uncount(ctx, q, &unanswered).await,
         Err(_) => {
@@ -153,13 +166,17 @@ async fn answer<T: Transport>(
     answer
 }
 
+/// Each counted message's first receive (ms since the epoch), by message id.
+type Firsts = std::collections::HashMap<String, i64>;
+
 /// The counted claims delivered; the ids of claims skipped on the way go to `unanswered`.
+/// At `release` (visibility 0) the claims are released once answered.
 async fn answer_counted<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     popped: &[Popped],
-    lease_s: u64,
-    release: bool,
+    (lease_s, release): (u64, bool),
+    firsts: &Firsts,
     unanswered: &mut Vec<String>,
 ) -> Result<Vec<Delivery>, ApiError> {
     let partitions: Vec<String> = popped
@@ -196,8 +213,11 @@ async fn answer_counted<T: Transport>(
             let mut handle = lease_handle(ctx, q, m, &lease);
             // An ack of it would complete the claim's messages before it.
             handle.behind_in_claim = i > 0;
-            // The message's first receive is this one when its count is 1.
-            let first = (count == 1).then_some(ctx.now_ms);
+            // Recorded by the count, or this one when its count is 1.
+            let first = firsts
+                .get(&m.id)
+                .copied()
+                .or((count == 1).then_some(ctx.now_ms));
             out.push(Delivery::new(handle, m, e, count, first));
         }
     }

@@ -14,42 +14,66 @@
 //! (the receive failed after counting, or a claim's lease was lost on the way), a message
 //! is uncounted again (`uncount`, best effort): otherwise slow or failed receives would
 //! dead-letter messages nobody received `maxReceiveCount` times.
+//!
+//! The same call records each message's first receive, create-only, under
+//! `qs:fr:<queue>:<messageId>` (the answer of a write that finds it there is its value), so
+//! `ApproximateFirstReceiveTimestamp` is answered on every delivery, as SQS answers it. A
+//! message counted and then not delivered keeps the time of that attempt.
 
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::queen::{KvOp, PoppedMessage, QueenError};
 use crate::sqs::registry::QueueRecord;
 use crate::wire::ApiError;
+use serde_json::json;
 
 pub fn key(queue: &str, message_id: &str) -> String {
     format!("qs:rc:{queue}:{message_id}")
 }
 
-/// Fills `delivery_attempt` on the messages the broker left without one.
+fn first_key(queue: &str, message_id: &str) -> String {
+    format!("qs:fr:{queue}:{message_id}")
+}
+
+/// Fills `delivery_attempt` on the messages the broker left without one, and answers
+/// each message's first receive (ms since the epoch; by position, `None` for a message that
+/// had its count already).
 pub async fn fill<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     messages: &mut [&mut PoppedMessage],
-) -> Result<(), ApiError> {
+) -> Result<Vec<Option<i64>>, ApiError> {
     let ttl = q.retention_seconds().max(60);
+    let mut firsts: Vec<Option<i64>> = vec![None; messages.len()];
     let missing: Vec<usize> = (0..messages.len())
         .filter(|&i| messages[i].delivery_attempt.is_none())
         .collect();
     if missing.is_empty() {
-        return Ok(());
+        return Ok(firsts);
     }
     let ops = missing
         .iter()
-        .map(|&i| KvOp::incr(key(&q.name, &messages[i].id), 1, None, ttl))
+        .flat_map(|&i| {
+            let id = &messages[i].id;
+            [
+                KvOp::incr(key(&q.name, id), 1, None, ttl),
+                KvOp::put_ttl(first_key(&q.name, id), json!(ctx.now_ms), ttl, Some(0)),
+            ]
+        })
         .collect();
     let results = ctx.queen.kv_results(ops).await?;
-    for (&i, r) in missing.iter().zip(&results) {
-        match r.value.as_u64().filter(|_| r.applied()) {
-            Some(n) => messages[i].delivery_attempt = Some(u32::try_from(n).unwrap_or(u32::MAX)),
+    for (n, &i) in missing.iter().enumerate() {
+        let (Some(count), Some(first)) = (results.get(2 * n), results.get(2 * n + 1)) else {
+            return Err(QueenError::BadAnswer("a receive count".into()).into());
+        };
+        match count.value.as_u64().filter(|_| count.applied()) {
+            Some(c) => messages[i].delivery_attempt = Some(u32::try_from(c).unwrap_or(u32::MAX)),
             None => return Err(QueenError::BadAnswer("a receive count".into()).into()),
         }
+        // Written now, or the time an earlier receive wrote.
+        firsts[i] = first.value.as_i64();
     }
-    Ok(())
+    Ok(firsts)
 }
 
 /// Takes back the counts of messages counted by [`fill`] and then not delivered. Best

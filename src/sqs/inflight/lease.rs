@@ -91,7 +91,7 @@ pub async fn hold<T: Transport>(
     for m in all.iter_mut() {
         m.delivery_attempt = None;
     }
-    if counts::fill(ctx, q, &mut all).await.is_err() {
+    let Ok(firsts) = counts::fill(ctx, q, &mut all).await else {
         // Uncounted, they are not answered: given back to their lanes at once.
         let back: Vec<Ack> = held
             .iter()
@@ -103,7 +103,12 @@ pub async fn hold<T: Transport>(
             .collect();
         release_all(ctx, &back).await;
         return Ok(Vec::new());
-    }
+    };
+    let firsts: std::collections::HashMap<String, i64> = all
+        .iter()
+        .zip(firsts)
+        .filter_map(|(m, first)| Some((m.id.clone(), first?)))
+        .collect();
     let mut out = Vec::new();
     let mut released: Vec<Ack> = Vec::new();
     for p in &held {
@@ -127,7 +132,9 @@ pub async fn hold<T: Transport>(
             }
             let mut handle = lease_handle(ctx, q, m, &lease);
             handle.message_id = id;
-            let first = carried::first_receive(&e).or((count == 1).then_some(ctx.now_ms));
+            let first = carried::first_receive(&e)
+                .or_else(|| firsts.get(&m.id).copied())
+                .or((count == 1).then_some(ctx.now_ms));
             out.push(Delivery::new(handle, m, e, count, first));
         }
     }

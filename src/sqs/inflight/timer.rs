@@ -201,7 +201,10 @@ pub async fn delete<T: Transport>(
         .map(|k| TimerOp::Cancel(TimerCancel::new(&q.name, k)))
         .collect();
     let verdicts = ctx.queen.timer_ops(&ops).await?;
-    // Fired (or being fired): the copy is back in the queue; mark that delivery.
+    // Fired (or being fired): the copy is back in the queue; mark that delivery, unless a
+    // newer delivery holds the message now: SQS does not delete a message in flight by an
+    // older delivery's handle ("the request succeeds, but the message will not be
+    // deleted"), while it deletes a visible one by it.
     let mut late: Vec<String> = Vec::new();
     for (key, v) in keys.iter().zip(&verdicts) {
         if TimerVerdict::of(&v.status) == TimerVerdict::Cancelled {
@@ -213,6 +216,12 @@ pub async fn delete<T: Transport>(
         ) else {
             continue;
         };
+        if newer_delivery(ctx, q, &h.message_id, count)
+            .await?
+            .is_some()
+        {
+            continue;
+        }
         let mark = tombstone_key(&q.name, &h.message_id, count);
         if !late.contains(&mark) {
             late.push(mark);
@@ -293,16 +302,8 @@ async fn release_current<T: Transport>(
     q: &QueueRecord,
     h: &ReceiptHandle,
 ) -> Result<Changed, ApiError> {
-    let prefix = format!("{TIMER_PREFIX}{}.", h.message_id);
-    let (keys, _) = ctx.queen.timer_keys(&q.name, Some(&prefix), 10).await?;
     let mine = count_of_key(key_of(h)).unwrap_or(0);
-    let newest = keys
-        .into_iter()
-        .take_while(|k| k.starts_with(&prefix))
-        .filter_map(|k| Some((count_of_key(&k)?, k)))
-        .filter(|(count, _)| *count > mine)
-        .max();
-    let Some((_, key)) = newest else {
+    let Some(key) = newer_delivery(ctx, q, &h.message_id, mine).await? else {
         return Ok(Changed::Visible);
     };
     let current = ReceiptHandle {
@@ -314,6 +315,25 @@ async fn release_current<T: Transport>(
         return Ok(Changed::Visible);
     }
     release(ctx, q, &current, peek).await
+}
+
+/// The timer of the newest delivery of a message later than its `count`th, if one holds
+/// it now: one short listing of the message's timers (`vis.<MessageId>.<count>…`).
+async fn newer_delivery<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    message_id: &str,
+    count: u32,
+) -> Result<Option<String>, ApiError> {
+    let prefix = format!("{TIMER_PREFIX}{message_id}.");
+    let (keys, _) = ctx.queen.timer_keys(&q.name, Some(&prefix), 10).await?;
+    Ok(keys
+        .into_iter()
+        .take_while(|k| k.starts_with(&prefix))
+        .filter_map(|k| Some((count_of_key(&k)?, k)))
+        .filter(|(c, _)| *c > count)
+        .max()
+        .map(|(_, k)| k))
 }
 
 /// A change to 0: the copy the timer carries pushed back into its lane and the timer
