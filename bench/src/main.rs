@@ -118,6 +118,10 @@ async fn main() -> Result<()> {
             storage::storage(&env).await?;
             continue;
         }
+        if scenario == "storage-sqs" {
+            storage::storage_sqs(&env).await?;
+            continue;
+        }
         // The backlog scenario repeats inside itself (one fill to 10^6 is enough).
         let runs = if scenario == "backlog" { 1 } else { o.runs };
         let mut by_metric: BTreeMap<String, (usize, Vec<stats::RunResult>)> = BTreeMap::new();

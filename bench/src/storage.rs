@@ -241,3 +241,125 @@ pub async fn storage(env: &Env) -> Result<()> {
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------
+// Through the SQS facade (`storage-sqs`): the same sustained drain, but SendMessageBatch of
+// 10 and ReceiveMessage(10) + DeleteMessageBatch through the endpoint, so every message in
+// flight is held by its visibility timer as the facade holds it. The host's process writes
+// the embedded broker's store; `--data-dir` is the broker's data directory.
+
+/// SendMessageBatch of 10 until `to_push`, never more than `backlog` ahead of the consumers.
+async fn sqs_produce(c: aws_sdk_sqs::Client, url: Arc<String>, f: Flow) -> Result<()> {
+    loop {
+        let so_far = f.pushed.load(Ordering::Relaxed);
+        if so_far >= f.to_push {
+            return Ok(());
+        }
+        if so_far >= f.delivered.load(Ordering::Relaxed) + f.backlog {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            continue;
+        }
+        let first = f.pushed.fetch_add(10, Ordering::Relaxed);
+        if first >= f.to_push {
+            return Ok(());
+        }
+        crate::sdk::send_batch(&c, &url, first / 10).await?;
+    }
+}
+
+/// ReceiveMessage(10) + DeleteMessageBatch until `to_deliver` messages were deleted.
+async fn sqs_consume(c: aws_sdk_sqs::Client, url: Arc<String>, f: Flow) -> Result<()> {
+    while f.delivered.load(Ordering::Relaxed) < f.to_deliver {
+        match crate::sdk::receive_delete(&c, &url, 10, 0).await? {
+            0 => tokio::time::sleep(Duration::from_millis(2)).await,
+            n => {
+                f.delivered.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Messages queued and in flight on a queue, by its attributes.
+async fn sqs_depth(c: &aws_sdk_sqs::Client, url: &str) -> Result<u64> {
+    use aws_sdk_sqs::types::QueueAttributeName as A;
+    let out = c
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(A::ApproximateNumberOfMessages)
+        .attribute_names(A::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await
+        .context("GetQueueAttributes")?;
+    let attrs = out.attributes().context("no attributes")?;
+    let n = |a: A| attrs.get(&a).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    Ok(n(A::ApproximateNumberOfMessages) + n(A::ApproximateNumberOfMessagesNotVisible))
+}
+
+/// One standard queue with default attributes, sustained through the endpoint until
+/// `BENCH_STORAGE_MESSAGES` are deleted and `BENCH_STORAGE_LEFT` more sent; prints one
+/// table row: store after the drain against what is still queued.
+pub async fn storage_sqs(env: &Env) -> Result<()> {
+    let dir = env
+        .data_dir
+        .clone()
+        .context("the storage-sqs scenario needs --data-dir (the broker's)")?;
+    let total = env_u64("BENCH_STORAGE_MESSAGES", 1_000_000);
+    let left = env_u64("BENCH_STORAGE_LEFT", 10_000);
+    let bytes = crate::sdk::body(0).len();
+    let f = Flow {
+        pushed: Arc::new(AtomicU64::new(0)),
+        delivered: Arc::new(AtomicU64::new(0)),
+        to_push: total + left,
+        to_deliver: total,
+        backlog: env_u64("BENCH_STORAGE_BACKLOG", 10_000).max(left),
+    };
+    println!(
+        "\n### storage through the SQS facade: {total} messages of {bytes} B deleted and {left} left queued (SendMessageBatch 10 / ReceiveMessage 10 + DeleteMessageBatch, {} callers, backlog <= {}), load average {}\n",
+        env.clients,
+        f.backlog,
+        crate::load_average()
+    );
+    let name = format!("bench-{}-storage-sqs", env.tag);
+    let url = Arc::new(crate::sdk::create_queue(&env.sqs, &name, 64).await?);
+    let pid = crate::cpu::host_pid().context("the storage-sqs scenario needs --host-pid")?;
+    let before = written(pid)?;
+    let started = Instant::now();
+    let producers = (env.clients / 2).max(1);
+    let mut tasks = Vec::new();
+    for _ in 0..producers {
+        tasks.push(tokio::spawn(sqs_produce(env.sqs.clone(), url.clone(), f.clone())));
+    }
+    for _ in 0..env.clients.saturating_sub(producers).max(1) {
+        tasks.push(tokio::spawn(sqs_consume(env.sqs.clone(), url.clone(), f.clone())));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let delivered = f.delivered.load(Ordering::Relaxed);
+    let written_bytes = written(pid)? - before;
+    let (db0, wal0) = files(&dir);
+    tokio::time::sleep(Duration::from_secs(SETTLE_SECS)).await;
+    let (db1, wal1) = files(&dir);
+    let pending = sqs_depth(&env.sqs, &url).await?;
+    let queued = pending * bytes as u64;
+    println!("| queue | drain msg/s | written / deleted msg | db + WAL after drain | db + WAL after {SETTLE_SECS} s | queued + in flight (bodies) | store / queued |");
+    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| standard, 64 lanes, default attributes | {:.0} | {:.0} B | {} + {} | {} + {} | {pending} msgs ({}) | {:.2} |",
+        delivered as f64 / secs,
+        written_bytes as f64 / delivered.max(1) as f64,
+        mib(db0),
+        mib(wal0),
+        mib(db1),
+        mib(wal1),
+        mib(queued),
+        (db1 + wal1) as f64 / queued.max(1) as f64,
+    );
+    eprintln!(
+        "[storage-sqs] {delivered} deleted in {secs:.1} s, {} written",
+        mib(written_bytes)
+    );
+    Ok(())
+}

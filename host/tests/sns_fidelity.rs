@@ -635,3 +635,20 @@ async fn a_fifo_subscription_of_a_fifo_topic_takes_only_a_fifo_dead_letter_queue
     assert_eq!(set(fifo_sub, policy("dlq.fifo")).await.0, 200);
     assert_eq!(set(std_sub, policy("dlq-std")).await.0, 200);
 }
+
+/// A standard topic passes a publish's `MessageGroupId` on to a standard queue, which
+/// answers it back (recorded: test_publish_message_group_id).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standard_topic_passes_the_message_group_id_to_its_queues() {
+    let ep = Endpoint::start().await;
+    let t = create_topic(&ep, "grouped", &[]).await;
+    make_queue(&ep, "grouped-q").await;
+    subscribe(&ep, &t, &queue_arn("grouped-q"), &[]).await;
+    publish_ok(&ep, &t, "m", &[], &[("MessageGroupId", "my-group-id-1")]).await;
+    let got = drain(&ep, "grouped-q").await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(
+        got[0].payload["s"]["queen.groupId"]["v"], "my-group-id-1",
+        "{got:?}"
+    );
+}

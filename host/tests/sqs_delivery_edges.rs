@@ -1872,7 +1872,10 @@ async fn replica_holding_changes_to_zero(
         let change = seen.path_and_query.starts_with("/api/v1/transaction")
             && String::from_utf8_lossy(seen.body).contains("\"cancel\"");
         if change {
-            while flag.load(SeqCst) {
+            // Held while the test says so, never past 10 s: a test that fails before it
+            // lowers the flag must not leave this (synchronous) hook blocking its runtime.
+            let until = Instant::now() + Duration::from_secs(10);
+            while flag.load(SeqCst) && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }

@@ -809,11 +809,14 @@ async fn a_sent_message_keeps_the_requests_trace_header() {
 async fn a_standard_queue_answers_the_message_group_id_it_was_sent_with() {
     let ep = Endpoint::start().await;
     let url = ep.create_queue("fair", json!({})).await;
-    ep.sqs_ok(
-        "SendMessage",
-        json!({"QueueUrl": url, "MessageBody": "grouped", "MessageGroupId": "tenant-7"}),
-    )
-    .await;
+    let sent = ep
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": "grouped", "MessageGroupId": "tenant-7"}),
+        )
+        .await;
+    // The group is no system attribute of the send: no MD5 of any is answered.
+    assert!(sent.get("MD5OfMessageSystemAttributes").is_none(), "{sent}");
     let m = receive_one(&ep, &url, json!({"AttributeNames": ["All"]})).await;
     assert_eq!(m["Attributes"]["MessageGroupId"], "tenant-7", "{m}");
     assert!(

@@ -28,6 +28,8 @@ pub const FIRST_RECEIVE: &str = "queen.firstReceive";
 pub const SENT_TIMESTAMP: &str = "queen.sentTimestamp";
 pub const SOURCE_QUEUE: &str = "queen.sourceQueue";
 pub const VISIBLE_AT: &str = "queen.visibleAt";
+/// A standard queue's message's `MessageGroupId` (fair queues), answered back on receive.
+pub const GROUP_ID: &str = "queen.groupId";
 /// The attribute name under which receive shows the envelope's `m`.
 pub const ORIGINAL_MESSAGE_ID: &str = "queen.originalMessageId";
 
@@ -69,6 +71,15 @@ pub fn source_queue(e: &Envelope) -> Option<&str> {
 
 pub fn visible_at(e: &Envelope) -> Option<i64> {
     number(e, VISIBLE_AT)
+}
+
+/// A standard queue's message's `MessageGroupId`.
+pub fn group(e: &Envelope) -> Option<String> {
+    text(e, GROUP_ID)
+}
+
+pub fn set_group(e: &mut Envelope, group: &str) {
+    put(e, GROUP_ID, "String", group.to_string());
 }
 
 /// Stamps a delayed message with the end of its delay.
@@ -124,12 +135,14 @@ pub fn dead_letter(
     e
 }
 
-/// A copy moved back out of a dead-letter queue: its receive count starts again (or it
-/// would dead-letter on its first receive) and it is no longer "from" anywhere. The
-/// original id stays, so the message remains correlatable.
+/// A copy moved back out of a dead-letter queue: a new message, as SQS's redrive makes it
+/// ("assigned a new messageID"): its receive count starts again (or it would dead-letter
+/// on its first receive), it is no longer "from" anywhere, and it is answered under its
+/// new id. The first id stays in `m`, so the message remains correlatable.
 pub fn returned(mut e: Envelope) -> Envelope {
     e.system.remove(RECEIVE_COUNT);
     e.system.remove(SOURCE_QUEUE);
+    e.system.remove(MESSAGE_ID);
     e
 }
 
@@ -208,6 +221,7 @@ mod tests {
         let r = returned(again);
         assert_eq!(receive_count(&r), 0);
         assert_eq!(source_queue(&r), None);
+        assert_eq!(message_id(&r), None, "a new message id");
         assert_eq!(r.original_id.as_deref(), Some("id-1"));
     }
 

@@ -66,12 +66,14 @@ fn system_attributes<T>(
     );
     add("SentTimestamp", d.sent_ms.map(|ms| ms.to_string()));
     add("SenderId", Some(naming::sender_id(ctx.cfg)));
+    let e = &d.envelope;
     if q.fifo {
         add("SequenceNumber", sequence::from_message_id(&d.broker_id));
         add("MessageGroupId", Some(lanes::group_of(&d.lane).to_string()));
         add("MessageDeduplicationId", Some(d.dedup_id.clone()));
+    } else {
+        add("MessageGroupId", carried::group(e));
     }
-    let e = &d.envelope;
     for (name, v) in &e.system {
         if !carried::is_internal(name) {
             if let AttrData::String(s) = &v.value {

@@ -229,16 +229,10 @@ fn validate(q: &QueueRecord, e: &Input, trace: Option<&str>) -> Result<Outgoing,
         }
         // Since fair queues, a standard queue accepts a MessageGroupId: it orders nothing
         // here, and is answered back as the message's `MessageGroupId` attribute, as SQS
-        // answers it (kept beside AWSTraceHeader; no client can send that name there).
+        // answers it (carried, not a system attribute of the send's MD5).
         let mut envelope = envelope;
         if let Some(g) = group {
-            envelope.system.insert(
-                GROUP_ATTRIBUTE.to_string(),
-                AttrValue {
-                    data_type: "String".into(),
-                    value: AttrData::String(g.to_string()),
-                },
-            );
+            carried::set_group(&mut envelope, g);
         }
         let timer_seconds = delay.unwrap_or(q.delay_seconds());
         let solo = timer_seconds > 0 && envelope.to_json().to_string().len() > TIMER_PAYLOAD_MAX;
@@ -428,7 +422,13 @@ fn digests(e: &Envelope) -> Value {
     if let Some(d) = md5_of_message_attributes(&e.attrs) {
         m.insert("MD5OfMessageAttributes".into(), json!(d));
     }
-    if let Some(d) = md5_of_message_attributes(&e.system) {
+    let system: Attrs = e
+        .system
+        .iter()
+        .filter(|(name, _)| !carried::is_internal(name))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(d) = md5_of_message_attributes(&system) {
         m.insert("MD5OfMessageSystemAttributes".into(), json!(d));
     }
     Value::Object(m)
@@ -451,8 +451,6 @@ fn attrs_size(a: &Attrs) -> usize {
         .sum()
 }
 
-/// The system attribute a standard queue's message keeps its `MessageGroupId` in.
-const GROUP_ATTRIBUTE: &str = "MessageGroupId";
 /// SQS's name for the X-Ray trace header a message carries.
 const TRACE_ATTRIBUTE: &str = "AWSTraceHeader";
 

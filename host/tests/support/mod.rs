@@ -870,7 +870,15 @@ pub async fn proxy(broker: String, hook: Hook) -> SocketAddr {
                                 path_and_query: pq,
                                 body: &body,
                             };
-                            if let Some((status, answer)) = hook(&seen) {
+                            // A hook may sleep to hold a call back: off the async
+                            // workers, so it never stalls the endpoints sharing them.
+                            let flavor = tokio::runtime::Handle::current().runtime_flavor();
+                            let verdict = if flavor == tokio::runtime::RuntimeFlavor::MultiThread {
+                                tokio::task::block_in_place(|| hook(&seen))
+                            } else {
+                                hook(&seen)
+                            };
+                            if let Some((status, answer)) = verdict {
                                 let resp = hyper::Response::builder()
                                     .status(status)
                                     .header("content-type", "application/json")

@@ -201,7 +201,7 @@ pub async fn deliver<T: Transport>(
         .collect();
     let mut txn = Transaction::default();
     for t in matched {
-        let envelope = if t.sub.raw() {
+        let mut envelope = if t.sub.raw() {
             Envelope {
                 body: entry.message.clone(),
                 attrs: entry.attrs.clone(),
@@ -225,6 +225,10 @@ pub async fn deliver<T: Transport>(
                 ..Envelope::default()
             }
         };
+        // A standard queue answers back the MessageGroupId a publish carried.
+        if let (false, Some(g)) = (t.queue.fifo, &entry.group) {
+            crate::model::carried::set_group(&mut envelope, g);
+        }
         txn.pushes.push(push_item(
             &t.queue,
             envelope.to_json(),

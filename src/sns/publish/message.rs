@@ -142,8 +142,12 @@ pub fn prepare(topic: &TopicRecord, p: &Params<'_>) -> Result<Entry, ApiError> {
                 "The request includes MessageDeduplicationId parameter that is not valid for this topic type",
             ));
         }
-        // A standard topic's MessageGroupId is accepted and has nothing to order here.
-        (None, None)
+        // A standard topic's MessageGroupId orders nothing; a standard queue subscribed to
+        // it answers it back, as SNS passes it on (fair queues).
+        if let Some(g) = group {
+            check_id("MessageGroupId", g)?;
+        }
+        (group.map(str::to_string), None)
     };
     Ok(Entry {
         message,

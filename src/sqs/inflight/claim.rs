@@ -349,33 +349,28 @@ async fn dead_letter_head<T: Transport>(
     }
     let moving: Vec<&PoppedMessage> = messages[..run].iter().filter(|m| exceeded(m)).collect();
     let last = &messages[run - 1];
-    // First keyed by transaction id; on a dedup collision, once more by message id.
-    for by_id in [false, true] {
-        let pushes = moving
-            .iter()
-            .map(|m| {
-                let copy = dead_letter_copy(q, m, Envelope::from_stored(&m.data), count_of(m) - 1);
-                redrive::copy_push(m, &dest, copy.to_json(), by_id)
-            })
-            .collect();
-        let txn = Transaction {
-            pushes,
-            acks: vec![Ack::of(last, lease_id, AckStatus::Completed)],
-            kv: Vec::new(),
-            timers: Vec::new(),
-        };
-        match ctx.queen.transaction(&txn).await? {
-            TxnOutcome::Committed(_) => return Ok(Head::Moved(run)),
-            TxnOutcome::RolledBack {
-                reason: RollbackReason::Duplicate,
-                ..
-            } if !by_id => continue,
-            TxnOutcome::RolledBack {
-                reason: RollbackReason::AckRejected,
-                ..
-            } => return Ok(Head::LeaseLost),
-            TxnOutcome::RolledBack { .. } => return Ok(Head::Held),
-        }
+    // Keyed by the message's id, not its deduplication id, as SQS keys a FIFO message it
+    // moves to a FIFO dead-letter queue: two messages that shared a deduplication id are
+    // stored there as the two messages they are.
+    let pushes = moving
+        .iter()
+        .map(|m| {
+            let copy = dead_letter_copy(q, m, Envelope::from_stored(&m.data), count_of(m) - 1);
+            redrive::copy_push(m, &dest, copy.to_json(), true)
+        })
+        .collect();
+    let txn = Transaction {
+        pushes,
+        acks: vec![Ack::of(last, lease_id, AckStatus::Completed)],
+        kv: Vec::new(),
+        timers: Vec::new(),
+    };
+    match ctx.queen.transaction(&txn).await? {
+        TxnOutcome::Committed(_) => Ok(Head::Moved(run)),
+        TxnOutcome::RolledBack {
+            reason: RollbackReason::AckRejected,
+            ..
+        } => Ok(Head::LeaseLost),
+        TxnOutcome::RolledBack { .. } => Ok(Head::Held),
     }
-    Ok(Head::Held)
 }
