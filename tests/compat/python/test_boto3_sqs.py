@@ -285,10 +285,19 @@ def test_change_visibility_after_the_visibility_ended_succeeds_and_changes_nothi
     sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=10)
     (again,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2)["Messages"]
     assert again["MessageId"] == m["MessageId"]
+    # The old handle, while the newer delivery holds the message: its delete deletes
+    # nothing ("the message will not be deleted") and its change answers success.
     sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=10)
+    # The newer delivery's visibility ends; its late delete deletes the visible message and
+    # a change by its handle is then refused.
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"], VisibilityTimeout=1)
+    time.sleep(1.5)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"])
     with pytest.raises(sqs.exceptions.ClientError) as e:
-        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=10)
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"], VisibilityTimeout=10)
     assert e.value.response["Error"]["Code"] in ("InvalidParameterValue", "InvalidParameterValueException")
+    assert not sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages")
 
 
 # --- long poll and delays -------------------------------------------------------------
