@@ -2043,3 +2043,38 @@ async fn a_change_to_zero_by_an_older_handle_releases_the_current_delivery() {
     assert_eq!(again.len(), 1, "visible at once");
     assert_eq!(attr(&again[0], "ApproximateReceiveCount"), "3");
 }
+
+/// Found by the checker (embedded seed 421, chaos): a `PurgeQueue` cut off after it deleted
+/// the broker queue and before it configured the new one left the queue to be re-created
+/// by the next send with the broker's defaults: a FIFO queue's `DelaySeconds` was gone
+/// and messages were delivered at once. A send that sees the purge unfinished configures
+/// the queue first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_purge_cut_off_after_its_delete_leaves_no_queue_with_the_brokers_defaults() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "half-purged.fifo", &[("DelaySeconds", "2")], 0).await;
+    // A replica whose broker refuses every configure: its purge deletes and stops there.
+    let hook: support::Hook = Arc::new(|seen: &support::Seen| {
+        seen.path_and_query
+            .starts_with("/api/v1/configure")
+            .then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
+    });
+    let b = a.replica_behind(hook).await;
+    let (status, v) = b
+        .sqs(
+            "PurgeQueue",
+            json!({"QueueUrl": url.replace(&a.url, &b.url)}),
+        )
+        .await;
+    assert_eq!(status, 503, "the purge was cut off: {v}");
+    send_fifo(&a, &url, "delayed", "g", "d1").await;
+    let sent = Instant::now();
+    let got = receive_200(&a, &url, json!({"WaitTimeSeconds": 4})).await;
+    assert_eq!(got.len(), 1);
+    assert!(
+        sent.elapsed() >= Duration::from_millis(1_500),
+        "delivered {:?} after its send: the queue's DelaySeconds was lost",
+        sent.elapsed()
+    );
+}

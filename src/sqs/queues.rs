@@ -94,6 +94,7 @@ pub async fn create_queue<T: Transport>(
         modified: now,
         purged: 0,
         queue_dedup: None,
+        purging: None,
     };
     let record = QueueRecord {
         queue_dedup: fifo.then(|| super::dedup::queue_scoped(&record)),
@@ -497,6 +498,14 @@ pub async fn purge_queue<T: Transport>(
 }
 
 async fn delete_and_recreate<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<(), ApiError> {
+    // Marked first: cut off after the delete, the broker queue would come back with the
+    // broker's defaults at the next push; a push that sees the mark configures it first.
+    let began = ctx.now_ms;
+    registry::update(ctx, name, |r| {
+        r.purging = Some(began);
+        Ok(())
+    })
+    .await?;
     // Timers outlive a broker queue. Those pending now are cancelled first, so none fires
     // into the queue being deleted; a receive that popped before and commits while the
     // purge runs schedules new ones, cancelled after the delete. (One that commits after
@@ -512,6 +521,7 @@ async fn delete_and_recreate<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Resu
     let now = ctx.now_ms;
     registry::update(ctx, name, |r| {
         r.purged = now.max(r.purged + 1);
+        r.purging = None;
         Ok(())
     })
     .await?;

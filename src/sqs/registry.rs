@@ -62,6 +62,13 @@ pub struct QueueRecord {
     /// an id used in another group is still a duplicate). `None` on records written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_dedup: Option<bool>,
+    /// When a `PurgeQueue` began (ms since the epoch) that has not finished: set before it
+    /// deletes the broker queue, cleared when it has configured the new one. A purge cut
+    /// off in between leaves a broker queue that the next push re-creates with the broker's
+    /// defaults (checker embedded seed 421: a FIFO queue lost its `DelaySeconds`); a push
+    /// that sees this configures the queue first (`heal_unfinished_purge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purging: Option<i64>,
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -298,6 +305,30 @@ where
         ErrorCode::RequestThrottled,
         "Too many concurrent changes to the queue; retry.",
     ))
+}
+
+/// Before a push into `q`: a purge of it that began and did not finish may have left its
+/// broker queue deleted, to be re-created by that push with the broker's defaults. So the
+/// queue is configured again (as the purge would have), and once no purge holds its
+/// cooldown (a failed one withdraws it) the mark is cleared. Free while no purge is marked.
+pub async fn heal_unfinished_purge<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+) -> Result<(), ApiError> {
+    let Some(began) = q.purging else {
+        return Ok(());
+    };
+    ctx.queen.configure(&q.name, &q.queen_options()).await?;
+    if ctx.queen.kv_get(&purge_key(&q.name)).await?.is_none() {
+        update(ctx, &q.name, |r| {
+            if r.purging == Some(began) {
+                r.purging = None;
+            }
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(())
 }
 
 fn internal() -> ApiError {

@@ -253,6 +253,7 @@ async fn deliver<T: Transport>(
     q: &QueueRecord,
     msgs: &[(usize, &Outgoing)],
 ) -> Result<Vec<Result<Value, ApiError>>, ApiError> {
+    registry::heal_unfinished_purge(ctx, q).await?;
     let mut pushes: Vec<PushItem> = Vec::new();
     let mut push_of: Vec<Option<usize>> = Vec::with_capacity(msgs.len());
     let mut timers: Vec<TimerSchedule> = Vec::new();
@@ -554,6 +555,7 @@ mod tests {
             modified: 0,
             purged: 0,
             queue_dedup: None,
+            purging: None,
         }
     }
 

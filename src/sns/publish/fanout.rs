@@ -200,6 +200,9 @@ pub async fn deliver<T: Transport>(
         })
         .collect();
     let mut txn = Transaction::default();
+    for t in &matched {
+        crate::sqs::registry::heal_unfinished_purge(ctx, &t.queue).await?;
+    }
     for t in matched {
         let mut envelope = if t.sub.raw() {
             Envelope {
