@@ -651,4 +651,17 @@ async fn a_standard_topic_passes_the_message_group_id_to_its_queues() {
         got[0].payload["s"]["queen.groupId"]["v"], "my-group-id-1",
         "{got:?}"
     );
+    // A FIFO topic's group is not passed on to a standard queue (recorded:
+    // test_fifo_topic_to_regular_sqs).
+    let f = create_topic(
+        &ep,
+        "grouped.fifo",
+        &[("FifoTopic", "true"), ("ContentBasedDeduplication", "true")],
+    )
+    .await;
+    subscribe(&ep, &f, &queue_arn("grouped-q"), &[]).await;
+    publish_ok(&ep, &f, "f", &[], &[("MessageGroupId", "g")]).await;
+    let got = drain(&ep, "grouped-q").await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].payload.get("s").is_none(), "{got:?}");
 }

@@ -228,8 +228,9 @@ pub async fn deliver<T: Transport>(
                 ..Envelope::default()
             }
         };
-        // A standard queue answers back the MessageGroupId a publish carried.
-        if let (false, Some(g)) = (t.queue.fifo, &entry.group) {
+        // A standard queue answers back the MessageGroupId a publish to a standard topic
+        // carried (a FIFO topic's groups stay the topic's, as SNS delivers them).
+        if let (false, false, Some(g)) = (topic.fifo, t.queue.fifo, &entry.group) {
             crate::model::carried::set_group(&mut envelope, g);
         }
         txn.pushes.push(push_item(
