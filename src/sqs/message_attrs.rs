@@ -42,8 +42,12 @@ impl SystemSelection {
         }
     }
 
+    /// `All` selects what SQS answers; our `queen.*` extensions (a dead-lettered copy's
+    /// first MessageId and source queue) only when named, so a client comparing `All`
+    /// with AWS sees nothing AWS would not send.
     pub fn wants(&self, name: &str) -> bool {
-        self.all || self.names.iter().any(|n| n == name)
+        let named = self.names.iter().any(|n| n == name);
+        named || (self.all && !name.starts_with("queen."))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -104,5 +108,9 @@ mod tests {
         let all = SystemSelection::new(["SentTimestamp", "All"]);
         assert!(all.wants("ApproximateReceiveCount"));
         assert!(SystemSelection::new([]).is_empty());
+        // Our extensions only when named: `All` answers what AWS answers.
+        assert!(!all.wants("queen.originalMessageId"));
+        let named = SystemSelection::new(["All", "queen.sourceQueue"]);
+        assert!(named.wants("queen.sourceQueue") && !named.wants("queen.originalMessageId"));
     }
 }

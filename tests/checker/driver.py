@@ -516,7 +516,8 @@ class Run:
 
     def op_receive(self, rng, cid, q, plans, drain=False, vt=None, wait=None, maxn=None):
         kw = {"QueueUrl": q.url, "MaxNumberOfMessages": maxn or rng.randint(1, 10),
-              "MessageSystemAttributeNames": ["All"], "MessageAttributeNames": ["All"]}
+              "MessageSystemAttributeNames": ["All", "queen.originalMessageId", "queen.sourceQueue"],
+              "MessageAttributeNames": ["All"]}
         if vt is None and not drain and rng.random() < 0.7:
             vt = rng.choice([0, 1, 2, 2, 3, 3, 4, 5, 6, 8])
         if vt is not None:

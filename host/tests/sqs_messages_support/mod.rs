@@ -125,12 +125,13 @@ pub async fn send_batches(ep: &Endpoint, url: &str, first: usize, n: usize) {
     }
 }
 
-/// One ReceiveMessage with all attributes; answers the messages.
+/// One ReceiveMessage with all attributes, our `queen.*` extensions named too (`All`
+/// alone leaves them out); answers the messages.
 pub async fn receive(ep: &Endpoint, url: &str, extra: Value) -> Vec<Value> {
     let mut input = json!({
         "QueueUrl": url,
         "MaxNumberOfMessages": 10,
-        "MessageSystemAttributeNames": ["All"],
+        "MessageSystemAttributeNames": ["All", "queen.originalMessageId", "queen.sourceQueue"],
         "MessageAttributeNames": ["All"],
     });
     if let (Value::Object(m), Value::Object(e)) = (&mut input, extra) {

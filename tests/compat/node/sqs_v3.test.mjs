@@ -478,7 +478,7 @@ describe("dead letters and purge", () => {
     while (Date.now() < until && !dead) {
       const m = (await receiver(src.url)(1)) || [];
       for (const x of m) counts.push(Number(x.Attributes.ApproximateReceiveCount));
-      const d = (await receiver(dlq.url)(1)) || [];
+      const d = (await receiver(dlq.url, { MessageSystemAttributeNames: ["All", "queen.originalMessageId"] })(1)) || [];
       if (d.length) dead = d[0];
       else await sleep(400);
     }
