@@ -248,8 +248,22 @@ pub async fn storage(env: &Env) -> Result<()> {
 // flight is held by its visibility timer as the facade holds it. The host's process writes
 // the embedded broker's store; `--data-dir` is the broker's data directory.
 
+/// One SendMessageBatch of 10 bodies of `bytes` bytes each.
+async fn sqs_send_sized(c: &aws_sdk_sqs::Client, url: &str, first: u64, bytes: usize) -> Result<()> {
+    use aws_sdk_sqs::types::SendMessageBatchRequestEntry as Entry;
+    let mut req = c.send_message_batch().queue_url(url);
+    for i in 0..10u64 {
+        let head = format!("storage {:>12} ", first + i);
+        let body = format!("{head}{}", "x".repeat(bytes.saturating_sub(head.len())));
+        req = req.entries(Entry::builder().id(format!("e{i}")).message_body(body).build()?);
+    }
+    let out = req.send().await.context("SendMessageBatch")?;
+    ensure!(out.failed().is_empty(), "failed entries: {:?}", out.failed());
+    Ok(())
+}
+
 /// SendMessageBatch of 10 until `to_push`, never more than `backlog` ahead of the consumers.
-async fn sqs_produce(c: aws_sdk_sqs::Client, url: Arc<String>, f: Flow) -> Result<()> {
+async fn sqs_produce(c: aws_sdk_sqs::Client, url: Arc<String>, f: Flow, bytes: usize) -> Result<()> {
     loop {
         let so_far = f.pushed.load(Ordering::Relaxed);
         if so_far >= f.to_push {
@@ -263,7 +277,7 @@ async fn sqs_produce(c: aws_sdk_sqs::Client, url: Arc<String>, f: Flow) -> Resul
         if first >= f.to_push {
             return Ok(());
         }
-        crate::sdk::send_batch(&c, &url, first / 10).await?;
+        sqs_send_sized(&c, &url, first, bytes).await?;
     }
 }
 
@@ -306,7 +320,7 @@ pub async fn storage_sqs(env: &Env) -> Result<()> {
         .context("the storage-sqs scenario needs --data-dir (the broker's)")?;
     let total = env_u64("BENCH_STORAGE_MESSAGES", 1_000_000);
     let left = env_u64("BENCH_STORAGE_LEFT", 10_000);
-    let bytes = crate::sdk::body(0).len();
+    let bytes = env_u64("BENCH_STORAGE_BYTES", 1_024) as usize;
     let f = Flow {
         pushed: Arc::new(AtomicU64::new(0)),
         delivered: Arc::new(AtomicU64::new(0)),
@@ -328,7 +342,7 @@ pub async fn storage_sqs(env: &Env) -> Result<()> {
     let producers = (env.clients / 2).max(1);
     let mut tasks = Vec::new();
     for _ in 0..producers {
-        tasks.push(tokio::spawn(sqs_produce(env.sqs.clone(), url.clone(), f.clone())));
+        tasks.push(tokio::spawn(sqs_produce(env.sqs.clone(), url.clone(), f.clone(), bytes)));
     }
     for _ in 0..env.clients.saturating_sub(producers).max(1) {
         tasks.push(tokio::spawn(sqs_consume(env.sqs.clone(), url.clone(), f.clone())));
@@ -360,6 +374,11 @@ pub async fn storage_sqs(env: &Env) -> Result<()> {
     eprintln!(
         "[storage-sqs] {delivered} deleted in {secs:.1} s, {} written",
         mib(written_bytes)
+    );
+    ensure!(
+        delivered + pending == f.to_push,
+        "{delivered} deleted + {pending} queued != {} sent",
+        f.to_push
     );
     Ok(())
 }

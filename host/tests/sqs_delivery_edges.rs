@@ -1080,6 +1080,52 @@ async fn a_receive_committing_during_a_purge_brings_nothing_back() {
     assert!(back.is_empty(), "purged messages came back: {back:?}");
 }
 
+/// A receive that popped before a PurgeQueue and commits only after the purge deleted and
+/// re-created the broker queue: its transaction is refused (the acks name a lane that is
+/// gone), and the fallback that pushes first and acks after must not push the purged
+/// messages' copies into the new queue (checker, engine seed 422: a receive's copies came
+/// back after the purge answered). At visibility 0 the copies are pushed; at 5, timers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_receive_committing_after_a_purge_brings_nothing_back() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    for visibility in [0, 5] {
+        let name = format!("purge-after-{visibility}");
+        let url = make_queue(&a, &name, &[("VisibilityTimeout", "5")], 1).await;
+        for i in 0..3 {
+            send(&a, &url, &format!("purged-{i}")).await;
+        }
+        // Replica b's receive transaction is held 2 s: the purge runs whole meanwhile.
+        let b = a
+            .replica_behind(Arc::new(|seen: &support::Seen| {
+                if seen.path_and_query.starts_with("/api/v1/transaction") {
+                    std::thread::sleep(Duration::from_millis(2_000));
+                }
+                None
+            }))
+            .await;
+        let url_b = url.replace(&a.url, &b.url);
+        let receive = tokio::spawn(async move {
+            b.sqs(
+                "ReceiveMessage",
+                json!({"QueueUrl": url_b, "MaxNumberOfMessages": 10, "VisibilityTimeout": visibility}),
+            )
+            .await
+        });
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        a.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+        let (status, v) = receive.await.unwrap();
+        assert_eq!(status, 200, "{v}");
+        // Whatever the receive answered, the purge emptied the queue: nothing comes back,
+        // neither at once (visibility 0) nor when a visibility timer would end.
+        let back = drain_bodies(&a, &url, 1, 7, json!({"WaitTimeSeconds": 1})).await;
+        assert!(
+            back.is_empty(),
+            "visibility {visibility}: purged messages came back: {back:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_receive_that_fails_part_way_gives_its_claims_back() {
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};

@@ -22,7 +22,7 @@ use crate::queen::{
     TimerCancel, TimerOp, Transaction, TxnOutcome,
 };
 use crate::sqs::redrive::{self, DeadLetter};
-use crate::sqs::registry::QueueRecord;
+use crate::sqs::registry::{self, QueueRecord};
 use crate::wire::ApiError;
 
 /// How long a receive's pops are leased before its transaction takes them out of their
@@ -365,6 +365,11 @@ async fn settle_in_two_steps<T: Transport>(
     mut txn: Transaction,
 ) -> Result<Vec<bool>, ApiError> {
     let acks = std::mem::take(&mut txn.acks);
+    if emptied_since_read(ctx, q).await? {
+        // The refusal is the purge's (or DeleteQueue's): the popped messages went with the
+        // broker queue. Pushing their copies first would bring them back into the new one.
+        return Ok(vec![false; popped.len()]);
+    }
     if !txn.pushes.is_empty() || !txn.timers.is_empty() {
         match ctx.queen.transaction(&txn).await? {
             TxnOutcome::Committed(_) => {}
@@ -389,6 +394,23 @@ async fn settle_in_two_steps<T: Transport>(
         let _ = ctx.queen.timer_ops(&undo).await;
     }
     Ok(taken)
+}
+
+/// Whether the queue was purged, deleted or re-created since `q` was read (a purge under
+/// way counts): its record read afresh, on the rare path where a commit was refused. Then
+/// a message popped under `q` may belong to the emptied broker queue, and is left to its
+/// lease: gone with that queue, or back when the lease ends if it was the new queue's.
+async fn emptied_since_read<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+) -> Result<bool, ApiError> {
+    Ok(match registry::load(ctx, &q.name).await? {
+        None => true,
+        Some(now) => {
+            let r = &now.record;
+            r.purging.is_some() || r.purged != q.purged || r.created != q.created
+        }
+    })
 }
 
 /// Acks `retry` each popped message whose fate `pick` names, under its pop's lease, in
