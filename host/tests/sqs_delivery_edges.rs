@@ -1126,6 +1126,52 @@ async fn a_receive_committing_after_a_purge_brings_nothing_back() {
     }
 }
 
+/// The released engine answers a pop that races the broker queue's delete 500 ("pop
+/// failed"). During a PurgeQueue that is the purge, and SQS answers such a receive empty;
+/// outside one it stays an error (checker, engine seed 422: a 503 with no fault injected).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_receive_whose_pop_fails_during_a_purge_is_answered_empty() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    for name in ["purge-pop", "purge-pop.fifo"] {
+        let url = make_queue(&a, name, &[], 1).await;
+        if name.ends_with(".fifo") {
+            send_fifo(&a, &url, "purged", "g", "d").await;
+        } else {
+            send(&a, &url, "purged").await;
+        }
+        // Replica b's pops all fail as the engine's does; replica c's delete is held 2 s.
+        let b = a
+            .replica_behind(Arc::new(|seen: &support::Seen| {
+                seen.path_and_query
+                    .starts_with("/api/v1/pop/")
+                    .then(|| (500, br#"{"error":"pop failed"}"#.to_vec()))
+            }))
+            .await;
+        let c = a
+            .replica_behind(Arc::new(|seen: &support::Seen| {
+                let delete = seen.method == hyper::Method::DELETE
+                    && seen.path_and_query.starts_with("/api/v1/resources/queues/");
+                if delete {
+                    std::thread::sleep(Duration::from_millis(2_000));
+                }
+                None
+            }))
+            .await;
+        let (url_b, url_c) = (url.replace(&a.url, &b.url), url.replace(&a.url, &c.url));
+        let (status, v) = b.sqs("ReceiveMessage", json!({"QueueUrl": url_b})).await;
+        assert!(status >= 500, "{name}, no purge: the failure is answered ({status} {v})");
+        let purge =
+            tokio::spawn(async move { c.sqs("PurgeQueue", json!({"QueueUrl": url_c})).await });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (status, v) = b.sqs("ReceiveMessage", json!({"QueueUrl": url_b})).await;
+        assert_eq!(status, 200, "{name}, during the purge: {v}");
+        assert!(v["Messages"].as_array().is_none_or(Vec::is_empty), "{v}");
+        let (status, v) = purge.await.unwrap();
+        assert_eq!(status, 200, "{v}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_receive_that_fails_part_way_gives_its_claims_back() {
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};

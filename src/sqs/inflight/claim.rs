@@ -13,13 +13,13 @@
 use super::claim_record::{self, Claim, Reopened, Stored};
 use super::lease::release_all;
 use super::{
-    counts, dead_letter_copy, lease_handle, lease_of, pop_rounds, wait_left_ms, Asked, Delivery,
+    counts, dead_letter_copy, lease_handle, lease_of, pop_failed_by_purge, pop_rounds, wait_left_ms, Asked, Delivery,
 };
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{carried, Envelope};
 use crate::queen::{
-    Ack, AckStatus, PopOptions, Popped, PoppedMessage, RollbackReason, Transaction, TxnOutcome,
+    Ack, AckStatus, PopOptions, Popped, PoppedMessage, QueenError, RollbackReason, Transaction, TxnOutcome,
 };
 use crate::sqs::lanes;
 use crate::sqs::redrive::{self, DeadLetter};
@@ -39,7 +39,11 @@ pub async fn receive<T: Transport>(
     let started = ctx.queen.transport().clock_ms();
     for _ in 0..pop_rounds(&asked) {
         let wait_ms = wait_left_ms(ctx, started, asked.wait_s);
-        let popped = pop_claims(ctx, &q.name, asked.max, wait_ms, lease_s).await?;
+        let popped = match pop_claims(ctx, &q.name, asked.max, wait_ms, lease_s).await {
+            Ok(popped) => popped,
+            Err(e) if pop_failed_by_purge(ctx, q, &e).await? => break,
+            Err(e) => return Err(e.into()),
+        };
         if popped.is_empty() {
             break;
         }
@@ -77,7 +81,7 @@ async fn pop_claims<T: Transport>(
     max: usize,
     wait_ms: u64,
     lease_s: u64,
-) -> Result<Vec<Popped>, ApiError> {
+) -> Result<Vec<Popped>, QueenError> {
     let mut popped: Vec<Popped> = Vec::new();
     let mut claimed = 0;
     // Each round claims a group, or claims again one whose earlier claim expired; a
@@ -112,7 +116,7 @@ async fn pop_claims<T: Transport>(
             }
             Ok(None) => break,
             // Claims already made are answered; only a receive with none reports it.
-            Err(e) if popped.is_empty() => return Err(e.into()),
+            Err(e) if popped.is_empty() => return Err(e),
             Err(_) => break,
         }
     }

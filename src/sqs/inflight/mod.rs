@@ -30,12 +30,12 @@ pub use lease::{hold_lanes, solo_lane};
 pub use standard::POP_LEASE_SECONDS;
 pub use timer::{DUPLICATE_GUARD_SECONDS, TIMER_PAYLOAD_MAX, TIMER_PREFIX};
 
-use super::registry::QueueRecord;
+use super::registry::{self, QueueRecord};
 use crate::calendar::parse_iso_ms;
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{carried, Envelope, ReceiptHandle};
-use crate::queen::{Popped, PoppedMessage};
+use crate::queen::{Popped, PoppedMessage, QueenError};
 use crate::wire::{ApiError, ErrorCode};
 use futures_util::future::join_all;
 
@@ -252,6 +252,37 @@ fn lease_handle<T>(
         timer_key: None,
         behind_in_claim: false,
         expiry_unix_ms: ctx.now_ms + HANDLE_LIFETIME_MS,
+    }
+}
+
+/// Whether the queue was purged, deleted or re-created since `q` was read (a purge under
+/// way counts): its record read afresh, on the rare path where a commit was refused. Then
+/// a message popped under `q` may belong to the emptied broker queue, and is left to its
+/// lease: gone with that queue, or back when the lease ends if it was the new queue's.
+pub(super) async fn emptied_since_read<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+) -> Result<bool, ApiError> {
+    Ok(match registry::load(ctx, &q.name).await? {
+        None => true,
+        Some(now) => {
+            let r = &now.record;
+            r.purging.is_some() || r.purged != q.purged || r.created != q.created
+        }
+    })
+}
+
+/// Whether a failed pop is a purge's doing: the released engine answers a pop that races
+/// the broker queue's delete 500 ("pop failed"; checker, engine seed 422). SQS answers a
+/// receive during a purge empty, and so does the endpoint then.
+pub(super) async fn pop_failed_by_purge<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    e: &QueenError,
+) -> Result<bool, ApiError> {
+    match e {
+        QueenError::Failed { status, .. } if *status >= 500 => emptied_since_read(ctx, q).await,
+        _ => Ok(false),
     }
 }
 

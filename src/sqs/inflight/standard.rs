@@ -11,7 +11,7 @@
 //! lane instead and held by a lease of its own (`lease::hold`).
 
 use super::{
-    dead_letter_copy, lease, lease_of, message_id, pop_rounds, sent_ms, timer, wait_left_ms, Asked,
+    dead_letter_copy, emptied_since_read, lease, lease_of, message_id, pop_failed_by_purge, pop_rounds, sent_ms, timer, wait_left_ms, Asked,
     Delivery, HANDLE_LIFETIME_MS,
 };
 use crate::ctx::Ctx;
@@ -22,7 +22,7 @@ use crate::queen::{
     TimerCancel, TimerOp, Transaction, TxnOutcome,
 };
 use crate::sqs::redrive::{self, DeadLetter};
-use crate::sqs::registry::{self, QueueRecord};
+use crate::sqs::registry::QueueRecord;
 use crate::wire::ApiError;
 
 /// How long a receive's pops are leased before its transaction takes them out of their
@@ -46,8 +46,11 @@ pub async fn receive<T: Transport>(
             lease_seconds: Some(POP_LEASE_SECONDS),
         };
         let max = asked.max as u32;
-        let Some(popped) = ctx.queen.pop_wide(&q.name, opts, max, max).await? else {
-            break;
+        let popped = match ctx.queen.pop_wide(&q.name, opts, max, max).await {
+            Ok(Some(popped)) => popped,
+            Ok(None) => break,
+            Err(e) if pop_failed_by_purge(ctx, q, &e).await? => break,
+            Err(e) => return Err(e.into()),
         };
         match answer_popped(ctx, q, &popped, asked.visibility_s).await? {
             Answer::Messages(out) => return Ok(out),
@@ -394,23 +397,6 @@ async fn settle_in_two_steps<T: Transport>(
         let _ = ctx.queen.timer_ops(&undo).await;
     }
     Ok(taken)
-}
-
-/// Whether the queue was purged, deleted or re-created since `q` was read (a purge under
-/// way counts): its record read afresh, on the rare path where a commit was refused. Then
-/// a message popped under `q` may belong to the emptied broker queue, and is left to its
-/// lease: gone with that queue, or back when the lease ends if it was the new queue's.
-async fn emptied_since_read<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    q: &QueueRecord,
-) -> Result<bool, ApiError> {
-    Ok(match registry::load(ctx, &q.name).await? {
-        None => true,
-        Some(now) => {
-            let r = &now.record;
-            r.purging.is_some() || r.purged != q.purged || r.created != q.created
-        }
-    })
 }
 
 /// Acks `retry` each popped message whose fate `pick` names, under its pop's lease, in
