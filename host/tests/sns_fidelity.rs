@@ -184,6 +184,66 @@ async fn publish_batch_errors_are_worded_as_sns_words_them() {
     }
 }
 
+/// A refused message attribute in SNS's words, for `Publish` and for a `PublishBatch` entry
+/// (recorded: test_empty_or_wrong_message_attributes). SQS words the same refusals its own
+/// way (host/tests/sqs_fidelity.rs): one fault, two renderings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_attribute_refusals_are_worded_as_sns_words_them() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "attrs", &[]).await;
+    let bad = "ParameterValueInvalid";
+    let long = "a".repeat(257);
+    // (name, DataType, StringValue, BinaryValue (base64)), code, message.
+    type Case<'a> = ((&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>), &'a str, String);
+    let cases: Vec<Case> = vec![
+        (("attr1", Some("String"), Some(""), None), bad, "The message attribute 'attr1' must contain non-empty message attribute value for message attribute type 'String'.".into()),
+        (("attr1", Some("String"), None, None), bad, "The message attribute 'attr1' must contain non-empty message attribute value for message attribute type 'String'.".into()),
+        (("attr1", None, Some("value"), None), "ValidationError", "1 validation error detected: Value null at '{at}messageAttributes.attr1.member.dataType' failed to satisfy constraint: Member must not be null".into()),
+        (("attr1", Some("Binary"), None, Some("")), bad, "The message attribute 'attr1' must contain non-empty message attribute value for message attribute type 'Binary'.".into()),
+        (("attr1", Some("String"), None, Some("MTIz")), bad, "The message attribute 'attr1' with type 'String' must use field 'String'.".into()),
+        (("attr1", Some("Number"), None, Some("MTIz")), bad, "The message attribute 'attr1' with type 'Number' must use field 'String'.".into()),
+        (("attr1", Some("Binary"), Some("123"), None), bad, "The message attribute 'attr1' with type 'Binary' must use field 'Binary'.".into()),
+        (("attr1", Some("InvalidType"), Some("123"), None), bad, "The message attribute 'attr1' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.".into()),
+        ((long.as_str(), Some("String"), Some("123"), None), bad, "Length of message attribute name must be less than 256 bytes.".into()),
+        (("a^*?", Some("String"), Some("123"), None), bad, "Invalid non-alphanumeric character '#x5E' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.".into()),
+        ((".abc", Some("String"), Some("123"), None), bad, "Invalid message attribute name starting with character '.' was found.".into()),
+        (("abc.", Some("String"), Some("123"), None), bad, "Invalid message attribute name ending with character '.' was found.".into()),
+        (("a..bc", Some("String"), Some("123"), None), bad, "Message attribute name can not have successive '.' character.".into()),
+    ];
+    for ((name, data_type, string, binary), code, message) in cases {
+        let attribute = |prefix: &str| {
+            let mut p = vec![(format!("{prefix}MessageAttributes.entry.1.Name"), name.to_string())];
+            let fields = [("DataType", data_type), ("StringValue", string), ("BinaryValue", binary)];
+            for (field, v) in fields {
+                if let Some(v) = v {
+                    p.push((format!("{prefix}MessageAttributes.entry.1.Value.{field}"), v.to_string()));
+                }
+            }
+            p
+        };
+        let mut publish = vec![("TopicArn".to_string(), topic.clone()), ("Message".into(), "test message".into())];
+        publish.extend(attribute(""));
+        let mut batch = vec![("TopicArn".to_string(), topic.clone())];
+        let entry = "PublishBatchRequestEntries.member";
+        batch.push((format!("{entry}.1.Id"), "1".into()));
+        batch.push((format!("{entry}.1.Message"), "test-batch".into()));
+        batch.extend(attribute(&format!("{entry}.1.")));
+        batch.push((format!("{entry}.2.Id"), "3".into()));
+        batch.push((format!("{entry}.2.Message"), "valid-batch".into()));
+        for (action, params, at) in [
+            ("Publish", publish, ""),
+            ("PublishBatch", batch, "publishBatchRequestEntries.1.member."),
+        ] {
+            let refs: Vec<(&str, &str)> = params.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            assert_eq!(
+                refused(&ep, action, &refs).await,
+                (code.to_string(), message.replace("{at}", at)),
+                "{action} {name:?} {data_type:?}"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscription_attributes_are_checked_and_reported_as_sns_does() {
     let ep = Endpoint::start().await;

@@ -74,18 +74,147 @@ pub(crate) fn base_type(data_type: &str) -> Option<BaseType> {
     }
 }
 
+/// Why a `MessageAttributes` map was refused. SQS and SNS refuse the same things in
+/// different words: `Display` gives SQS's, the SNS facade renders its own from the variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttrFault {
+    NotAMap,
+    TooMany(usize),
+    EmptyName,
+    NameTooLong(String),
+    /// The first character outside letters, digits, `_`, `-` and `.`.
+    NameCharacter(String, char),
+    NameReserved(String),
+    NameStartsWithPeriod(String),
+    NameEndsWithPeriod(String),
+    NameSuccessivePeriods(String),
+    NotAStructure(String),
+    /// No `DataType`, or an empty one.
+    NoDataType(String),
+    DataTypeNotText(String),
+    /// A `DataType` whose base is not String, Number or Binary (or too long).
+    UnknownDataType(String),
+    ListValues { name: String, list: &'static str },
+    /// No value, or an empty one, of the field the type asks for.
+    EmptyValue { name: String, data_type: String },
+    /// The value is in the other field than the type's: `want` names the right one.
+    WrongField { name: String, data_type: String, want: ValueField },
+    ValueNotText { name: String, field: ValueField },
+    InvalidCharacters(String),
+    InvalidNumber { name: String, data_type: String, value: String },
+    InvalidBase64(String),
+}
+
+/// The field an attribute's value is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueField {
+    String,
+    Binary,
+}
+
+impl ValueField {
+    /// SNS's word for it (`'String'`, `'Binary'`).
+    pub fn short(self) -> &'static str {
+        match self {
+            ValueField::String => "String",
+            ValueField::Binary => "Binary",
+        }
+    }
+
+    /// The API member's name.
+    pub fn member(self) -> &'static str {
+        match self {
+            ValueField::String => "StringValue",
+            ValueField::Binary => "BinaryValue",
+        }
+    }
+}
+
+impl std::fmt::Display for AttrFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use AttrFault::*;
+        match self {
+            NotAMap => write!(f, "MessageAttributes must be a map of attribute name to value."),
+            TooMany(n) => write!(
+                f,
+                "Number of message attributes [{n}] exceeds the allowed maximum [{MAX_ATTRIBUTES}]."
+            ),
+            EmptyName => write!(f, "The message attribute name must not be empty."),
+            NameTooLong(name) => write!(
+                f,
+                "Message attribute name '{}...' exceeds the maximum length of {MAX_NAME_CHARS} characters.",
+                name.chars().take(32).collect::<String>()
+            ),
+            NameCharacter(name, _) => write!(
+                f,
+                "The message attribute name '{name}' is invalid. Attribute name can contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters."
+            ),
+            NameReserved(name) => write!(
+                f,
+                "The message attribute name '{name}' is reserved: names may not start with 'AWS.' or 'Amazon.'."
+            ),
+            NameStartsWithPeriod(name) | NameEndsWithPeriod(name) | NameSuccessivePeriods(name) => write!(
+                f,
+                "The message attribute name '{name}' is invalid. Attribute name cannot start or end with a period (.), or contain successive periods."
+            ),
+            NotAStructure(name) => write!(
+                f,
+                "The message attribute '{name}' must be a structure with a DataType and a value."
+            ),
+            NoDataType(name) => write!(
+                f,
+                "The message attribute '{name}' must contain non-empty message attribute type."
+            ),
+            DataTypeNotText(name) => {
+                write!(f, "The message attribute '{name}' has a DataType that is not a string.")
+            }
+            UnknownDataType(name) => write!(
+                f,
+                "The message attribute '{name}' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String."
+            ),
+            ListValues { name, list } => write!(
+                f,
+                "The message attribute '{name}' uses {list}, which is not supported."
+            ),
+            EmptyValue { name, data_type } => write!(
+                f,
+                "Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'."
+            ),
+            WrongField { name, data_type, want } => write!(
+                f,
+                "The message attribute '{name}' with type '{data_type}' must use field '{}'.",
+                want.member()
+            ),
+            ValueNotText { name, field } => write!(
+                f,
+                "The message attribute '{name}' has a {} that is not a string.",
+                field.member()
+            ),
+            InvalidCharacters(name) => write!(
+                f,
+                "Message attribute '{name}' contains invalid characters. Valid characters: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF."
+            ),
+            InvalidNumber { name, data_type, value } => write!(
+                f,
+                "Value {value} for message attribute '{name}' of type '{data_type}' is not a valid number: up to 38 digits of precision, between 10^-128 and 10^+126."
+            ),
+            InvalidBase64(name) => write!(
+                f,
+                "The message attribute '{name}' has a BinaryValue that is not valid base64."
+            ),
+        }
+    }
+}
+
 /// Reads and validates a JSON-protocol `MessageAttributes` map. `null` (or absent) is empty.
-pub fn attrs_from_api(v: &Value) -> Result<Attrs, String> {
+pub fn attrs_from_api(v: &Value) -> Result<Attrs, AttrFault> {
     let map = match v {
         Value::Null => return Ok(Attrs::new()),
         Value::Object(m) => m,
-        _ => return Err("MessageAttributes must be a map of attribute name to value.".into()),
+        _ => return Err(AttrFault::NotAMap),
     };
     if map.len() > MAX_ATTRIBUTES {
-        return Err(format!(
-            "Number of message attributes [{}] exceeds the allowed maximum [{MAX_ATTRIBUTES}].",
-            map.len()
-        ));
+        return Err(AttrFault::TooMany(map.len()));
     }
     let mut out = Attrs::new();
     for (name, value) in map {
@@ -95,129 +224,96 @@ pub fn attrs_from_api(v: &Value) -> Result<Attrs, String> {
     Ok(out)
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), AttrFault> {
     let n = name.chars().count();
+    let owned = || name.to_string();
     if n == 0 {
-        return Err("The message attribute name must not be empty.".into());
+        return Err(AttrFault::EmptyName);
     }
     if n > MAX_NAME_CHARS {
-        return Err(format!(
-            "Message attribute name '{}...' exceeds the maximum length of {MAX_NAME_CHARS} characters.",
-            name.chars().take(32).collect::<String>()
-        ));
+        return Err(AttrFault::NameTooLong(owned()));
     }
     // Letters and digits of any script (SQS accepts `attr.1øßä`, as recorded against it).
-    if !name
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
-    {
-        return Err(format!(
-            "The message attribute name '{name}' is invalid. Attribute name can contain A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.) characters."
-        ));
+    let allowed = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if let Some(bad) = name.chars().find(|&c| !allowed(c)) {
+        return Err(AttrFault::NameCharacter(owned(), bad));
     }
     let lower = name.to_ascii_lowercase();
     if lower.starts_with("aws.") || lower.starts_with("amazon.") {
-        return Err(format!(
-            "The message attribute name '{name}' is reserved: names may not start with 'AWS.' or 'Amazon.'."
-        ));
+        return Err(AttrFault::NameReserved(owned()));
     }
-    if name.starts_with('.') || name.ends_with('.') || name.contains("..") {
-        return Err(format!(
-            "The message attribute name '{name}' is invalid. Attribute name cannot start or end with a period (.), or contain successive periods."
-        ));
+    if name.starts_with('.') {
+        return Err(AttrFault::NameStartsWithPeriod(owned()));
+    }
+    if name.ends_with('.') {
+        return Err(AttrFault::NameEndsWithPeriod(owned()));
+    }
+    if name.contains("..") {
+        return Err(AttrFault::NameSuccessivePeriods(owned()));
     }
     Ok(())
 }
 
-fn attr_from_api(name: &str, v: &Value) -> Result<AttrValue, String> {
-    let obj = v.as_object().ok_or_else(|| {
-        format!("The message attribute '{name}' must be a structure with a DataType and a value.")
-    })?;
+fn attr_from_api(name: &str, v: &Value) -> Result<AttrValue, AttrFault> {
+    let owned = || name.to_string();
+    let obj = v.as_object().ok_or_else(|| AttrFault::NotAStructure(owned()))?;
     let data_type = match obj.get("DataType") {
         Some(Value::String(s)) if !s.is_empty() => s.as_str(),
         Some(Value::String(_)) | None | Some(Value::Null) => {
-            return Err(format!(
-                "The message attribute '{name}' must contain non-empty message attribute type."
-            ))
+            return Err(AttrFault::NoDataType(owned()))
         }
-        Some(_) => {
-            return Err(format!(
-                "The message attribute '{name}' has a DataType that is not a string."
-            ))
-        }
+        Some(_) => return Err(AttrFault::DataTypeNotText(owned())),
     };
     let base = match base_type(data_type) {
         Some(b) if data_type.chars().count() <= MAX_TYPE_CHARS => b,
-        _ => {
-            return Err(format!(
-                "The message attribute '{name}' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String."
-            ))
-        }
+        _ => return Err(AttrFault::UnknownDataType(owned())),
     };
     // The list members are reserved by AWS and not implemented there either.
     for list in ["StringListValues", "BinaryListValues"] {
         if let Some(l) = obj.get(list) {
             if !(l.is_null() || l.as_array().is_some_and(|a| a.is_empty())) {
-                return Err(format!(
-                    "The message attribute '{name}' uses {list}, which is not supported."
-                ));
+                return Err(AttrFault::ListValues { name: owned(), list });
             }
         }
     }
-    let string_value = non_null(obj, "StringValue");
-    let binary_value = non_null(obj, "BinaryValue");
-    let empty = || {
-        format!(
-            "Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'."
-        )
+    let (field, other) = match base {
+        BaseType::String | BaseType::Number => (ValueField::String, ValueField::Binary),
+        BaseType::Binary => (ValueField::Binary, ValueField::String),
+    };
+    if non_null(obj, other.member()).is_some() {
+        return Err(AttrFault::WrongField {
+            name: owned(),
+            data_type: data_type.to_string(),
+            want: field,
+        });
+    }
+    let s = match non_null(obj, field.member()) {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        Some(Value::String(_)) | None => {
+            return Err(AttrFault::EmptyValue {
+                name: owned(),
+                data_type: data_type.to_string(),
+            })
+        }
+        Some(_) => return Err(AttrFault::ValueNotText { name: owned(), field }),
     };
     let value = match base {
         BaseType::String | BaseType::Number => {
-            if binary_value.is_some() {
-                return Err(format!(
-                    "The message attribute '{name}' with type '{data_type}' must use field 'StringValue'."
-                ));
-            }
-            let s = match string_value {
-                Some(Value::String(s)) if !s.is_empty() => s,
-                Some(Value::String(_)) | None => return Err(empty()),
-                Some(_) => {
-                    return Err(format!(
-                        "The message attribute '{name}' has a StringValue that is not a string."
-                    ))
-                }
-            };
             if !s.chars().all(allowed_char) {
-                return Err(format!(
-                    "Message attribute '{name}' contains invalid characters. Valid characters: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF."
-                ));
+                return Err(AttrFault::InvalidCharacters(owned()));
             }
             if base == BaseType::Number && !valid_number(s) {
-                return Err(format!(
-                    "Value {s} for message attribute '{name}' of type '{data_type}' is not a valid number: up to 38 digits of precision, between 10^-128 and 10^+126."
-                ));
+                return Err(AttrFault::InvalidNumber {
+                    name: owned(),
+                    data_type: data_type.to_string(),
+                    value: s.clone(),
+                });
             }
             AttrData::String(s.clone())
         }
         BaseType::Binary => {
-            if string_value.is_some() {
-                return Err(format!(
-                    "The message attribute '{name}' with type '{data_type}' must use field 'BinaryValue'."
-                ));
-            }
-            let s = match binary_value {
-                Some(Value::String(s)) if !s.is_empty() => s,
-                Some(Value::String(_)) | None => return Err(empty()),
-                Some(_) => {
-                    return Err(format!(
-                        "The message attribute '{name}' has a BinaryValue that is not a string."
-                    ))
-                }
-            };
             if decode_base64(s).is_none() {
-                return Err(format!(
-                    "The message attribute '{name}' has a BinaryValue that is not valid base64."
-                ));
+                return Err(AttrFault::InvalidBase64(owned()));
             }
             AttrData::Binary(s.clone())
         }
@@ -316,7 +412,7 @@ mod tests {
     fn one(name: &str, v: Value) -> Result<Attrs, String> {
         let mut m = Map::new();
         m.insert(name.into(), v);
-        attrs_from_api(&Value::Object(m))
+        attrs_from_api(&Value::Object(m)).map_err(|f| f.to_string())
     }
 
     #[test]
@@ -355,7 +451,7 @@ mod tests {
             "a10".into(),
             json!({"DataType": "String", "StringValue": "v"}),
         );
-        let e = attrs_from_api(&Value::Object(m)).unwrap_err();
+        let e = attrs_from_api(&Value::Object(m)).unwrap_err().to_string();
         assert!(e.contains("[11]") && e.contains("[10]"), "{e}");
     }
 

@@ -10,7 +10,9 @@ pub mod md5;
 pub mod sequence;
 pub mod uuid;
 
-pub use attrs::{attrs_from_api, attrs_to_api, AttrData, AttrValue, Attrs, MAX_ATTRIBUTES};
+pub use attrs::{
+    attrs_from_api, attrs_to_api, AttrData, AttrFault, AttrValue, Attrs, ValueField, MAX_ATTRIBUTES,
+};
 pub use body::{valid_sqs_body, valid_tag_text};
 pub use envelope::Envelope;
 pub use handle::{mint, open, HandleError, ReceiptHandle};

@@ -1,5 +1,6 @@
 //! SNS's spellings of the errors its actions answer, and broker failures in SNS's dialect.
 
+use crate::model::AttrFault;
 use crate::queen::QueenError;
 use crate::wire::{ApiError, ErrorCode};
 
@@ -27,6 +28,48 @@ pub fn bad_arn(param: &str, arn: &str) -> ApiError {
         // Six elements and no subscription id after them (the seventh).
         _ if param == "SubscriptionArn" => invalid("SubscriptionId"),
         _ => invalid(param),
+    }
+}
+
+/// A refused message attribute in SNS's words, as recorded against it
+/// (test_empty_or_wrong_message_attributes); where SNS's words are not recorded, SQS's.
+/// `entry` is a `PublishBatch` entry's position (from 1): a missing `DataType` is SNS's
+/// request validation, which names the member's path.
+pub fn attribute(fault: &AttrFault, entry: Option<usize>) -> ApiError {
+    use AttrFault::*;
+    let bad = |m: String| ApiError::new(ErrorCode::SnsInvalidParameterValue, m);
+    match fault {
+        NoDataType(name) => {
+            let within = entry.map_or(String::new(), |i| {
+                format!("publishBatchRequestEntries.{i}.member.")
+            });
+            ApiError::new(
+                ErrorCode::ValidationError,
+                format!("1 validation error detected: Value null at '{within}messageAttributes.{name}.member.dataType' failed to satisfy constraint: Member must not be null"),
+            )
+        }
+        EmptyValue { name, data_type } => bad(format!(
+            "The message attribute '{name}' must contain non-empty message attribute value for message attribute type '{data_type}'."
+        )),
+        WrongField { name, data_type, want } => bad(format!(
+            "The message attribute '{name}' with type '{data_type}' must use field '{}'.",
+            want.short()
+        )),
+        NameTooLong(_) => bad("Length of message attribute name must be less than 256 bytes.".into()),
+        NameCharacter(_, c) => bad(format!(
+            "Invalid non-alphanumeric character '#x{:X}' was found in the message attribute name. Can only include alphanumeric characters, hyphens, underscores, or dots.",
+            u32::from(*c)
+        )),
+        NameStartsWithPeriod(_) => {
+            bad("Invalid message attribute name starting with character '.' was found.".into())
+        }
+        NameEndsWithPeriod(_) => {
+            bad("Invalid message attribute name ending with character '.' was found.".into())
+        }
+        NameSuccessivePeriods(_) => {
+            bad("Message attribute name can not have successive '.' character.".into())
+        }
+        other => bad(other.to_string()),
     }
 }
 

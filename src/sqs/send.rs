@@ -25,7 +25,7 @@ use super::registry::{self, QueueRecord};
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{
-    attrs_from_api, carried, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData,
+    attrs_from_api, carried, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData, AttrFault,
     AttrValue, Attrs, Envelope,
 };
 use crate::queen::{PushItem, PushStatus, ScheduleOp, TimerSchedule};
@@ -491,8 +491,8 @@ fn system_attributes(v: Option<&Value>, trace: Option<&str>) -> Result<Attrs, Ap
 
 /// Attribute errors are `InvalidParameterValue`, a value with characters outside SQS's
 /// allowed set included (as recorded against SQS; only a body's are `InvalidMessageContents`).
-fn attribute_error(msg: String) -> ApiError {
-    ApiError::new(ErrorCode::InvalidParameterValue, msg)
+fn attribute_error(fault: AttrFault) -> ApiError {
+    ApiError::new(ErrorCode::InvalidParameterValue, fault.to_string())
 }
 
 /// `MessageGroupId` / `MessageDeduplicationId` (and a receive's

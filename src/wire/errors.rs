@@ -101,6 +101,9 @@ catalog! {
     /// A JSON 1.0 body that is not valid UTF-8 JSON, or not an object: what AWS JSON
     /// services (SQS included) answer for a body they cannot deserialize.
     SerializationException => (Common, "SerializationException", "SerializationException", 400, Sender),
+    /// A request that fails a member constraint (`1 validation error detected: ...`), as
+    /// SNS answers a message attribute without a `DataType` (recorded).
+    ValidationError => (Common, "ValidationError", "ValidationError", 400, Sender),
     /// A Query form that cannot be decoded (bad percent-escape, invalid UTF-8). AWS documents
     /// this code with HTTP 404 for both SQS and SNS, odd as that is.
     MalformedQueryString => (Common, "MalformedQueryString", "MalformedQueryString", 404, Sender),

@@ -61,7 +61,12 @@ pub fn raw_size(p: &Params<'_>) -> usize {
     message + attrs
 }
 
-pub fn prepare(topic: &TopicRecord, p: &Params<'_>) -> Result<Entry, ApiError> {
+/// `entry`: a `PublishBatch` entry's position (from 1), `None` for `Publish`.
+pub fn prepare(
+    topic: &TopicRecord,
+    p: &Params<'_>,
+    entry: Option<usize>,
+) -> Result<Entry, ApiError> {
     let published = match p.get("Message") {
         Some(Value::String(s)) if !s.is_empty() => s.as_str(),
         Some(Value::String(_)) | None => return Err(invalid("Empty message")),
@@ -99,7 +104,7 @@ pub fn prepare(topic: &TopicRecord, p: &Params<'_>) -> Result<Entry, ApiError> {
     };
     // SNS answers a bad message attribute `ParameterValueInvalid`, not `InvalidParameter`.
     let attrs = attrs_from_api(p.get("MessageAttributes").unwrap_or(&Value::Null))
-        .map_err(|m| ApiError::new(ErrorCode::SnsInvalidParameterValue, m))?;
+        .map_err(|f| crate::sns::errors::attribute(&f, entry))?;
     for (name, a) in &attrs {
         if a.data_type == "String.Array" {
             let is_array = match &a.value {

@@ -78,7 +78,7 @@ pub async fn publish<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Va
     refuse_other_targets(&p)?;
     let topic = publish_topic(ctx.cfg, &p)?;
     let (record, targets) = fanout::targets(ctx, topic).await?;
-    let entry = message::prepare(&record, &p)?;
+    let entry = message::prepare(&record, &p, None)?;
     let id = message_id(ctx.request_id, 0);
     let sequence = sequence_numbers(ctx, &record, 1).await?;
     let published = fanout::Published {
@@ -185,7 +185,8 @@ pub async fn publish_batch<T: Transport>(
     // test_publish_batch_exceptions, test_empty_or_wrong_message_attributes).
     let prepared: Vec<message::Entry> = entries
         .iter()
-        .map(|e| message::prepare(&record, &Params(e)))
+        .enumerate()
+        .map(|(i, e)| message::prepare(&record, &Params(e), Some(i + 1)))
         .collect::<Result<_, _>>()?;
     let sequence = sequence_numbers(ctx, &record, entries.len()).await?;
     let mut successful = Vec::new();
