@@ -634,6 +634,15 @@ class Checker:
         """The earliest the delivery's visibility can end, following the changes answered
         before `upto`; None when a change left it uncertain or released it."""
         lo = d.rs + d.vt
+        # A change to 0 by an earlier delivery's handle releases the delivery that holds the
+        # message now (docs/divergences.md, "An older receipt handle acts on the message as
+        # SQS's does"; checker embedded seed 432).
+        for e in d.copy.deliveries:
+            if e is d or e.rs >= d.rs:
+                continue
+            for c in e.cmvs:
+                if c.extra.get("v") == 0 and c.outcome != "err" and c.te > d.rs and (upto is None or c.ts < upto):
+                    return None
         for c in d.cmvs:
             if upto is not None and c.ts >= upto:
                 break
