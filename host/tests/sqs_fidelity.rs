@@ -881,3 +881,73 @@ async fn a_fifo_queue_keeps_the_deduplication_scope_it_was_created_with() {
     let new = send("g3", "new", "three").await;
     assert_eq!(send("g4", "new", "four").await, new);
 }
+
+/// A FIFO delete after the handle's visibility ended is refused, and deletes nothing: the
+/// group is free again and its message next in line (recorded against SQS:
+/// test_fifo_delete_after_visibility_timeout). A delete inside a visibility extended by a
+/// change still deletes (test_fifo_delete_after_visibility_timeout_extended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_delete_after_the_visibility_ended_is_refused_as_expired() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue(
+            "expired.fifo",
+            json!({"FifoQueue": "true", "ContentBasedDeduplication": "true", "VisibilityTimeout": "1"}),
+        )
+        .await;
+    let send = |body: &'static str| {
+        let ep = &ep;
+        let url = url.clone();
+        async move {
+            ep.sqs_ok(
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": "1"}),
+            )
+            .await
+        }
+    };
+    send("foobar").await;
+    let m = receive_one(&ep, &url, json!({})).await;
+    let handle = m["ReceiptHandle"].as_str().unwrap().to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(1_300)).await;
+    let (status, ty, query, message) = json_error(
+        &ep,
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": handle}),
+    )
+    .await;
+    assert_eq!(
+        (status, ty.as_str(), query.split(';').next().unwrap()),
+        (400, "InvalidParameterValueException", "InvalidParameterValue")
+    );
+    assert_eq!(
+        message,
+        format!("Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.")
+    );
+    let again = receive_one(&ep, &url, json!({"VisibilityTimeout": 1})).await;
+    assert_eq!(again["Body"], "foobar", "the refused delete deleted nothing");
+    assert_eq!(
+        again["MessageId"], m["MessageId"],
+        "the same message, received again"
+    );
+    // Extended: a change to 5 s, then a delete after the first second still deletes.
+    let handle = again["ReceiptHandle"].as_str().unwrap();
+    ep.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 5}),
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": handle}),
+    )
+    .await;
+    let v = ep
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "WaitTimeSeconds": 2}),
+        )
+        .await;
+    assert!(v["Messages"].as_array().is_none_or(Vec::is_empty), "{v}");
+}

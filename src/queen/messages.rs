@@ -136,8 +136,8 @@ impl AckResult {
     pub fn verdict(&self) -> AckVerdict {
         // The broker's failures that mean "nothing of this lease or message is left to
         // settle" (shared/queen-api.md §2.6), as opposed to a broker in trouble.
+        const LEASE_GONE: &str = "invalid or expired lease";
         const STALE: &[&str] = &[
-            "invalid or expired lease",
             "consumer not found",
             "already committed",
             "unresolvable",
@@ -148,6 +148,8 @@ impl AckResult {
         let err = self.error.as_deref().unwrap_or("");
         if self.success {
             AckVerdict::Applied
+        } else if err.starts_with(LEASE_GONE) {
+            AckVerdict::LeaseGone
         } else if STALE.iter().any(|p| err.starts_with(p)) {
             AckVerdict::Stale
         } else {
@@ -161,7 +163,9 @@ impl AckResult {
 pub enum AckVerdict {
     /// Applied (or already below the cursor).
     Applied,
-    /// The lease or the message it named is gone.
+    /// The lease named ran out (or was never the message's): the message was not acked.
+    LeaseGone,
+    /// The message it named is settled already, or its consumer is gone.
     Stale,
     /// A broker failure: worth a retry.
     Failed,

@@ -11,7 +11,7 @@
 //!   bounds a FIFO claim's lease.
 
 use super::batch;
-use super::inflight::{self, Changed, MAX_VISIBILITY_SECONDS};
+use super::inflight::{self, Changed, Removed, MAX_VISIBILITY_SECONDS};
 use super::input::Input;
 use super::receive::visibility_param;
 use super::registry::{self, QueueRecord};
@@ -27,9 +27,23 @@ pub async fn delete_message<T: Transport>(
 ) -> Result<Value, ApiError> {
     let stored = registry::by_url_recent(ctx, &input).await?;
     let q = &stored.record;
-    let handle = open_handle(ctx, q, input.str("ReceiptHandle")?)?;
+    let text = input.str("ReceiptHandle")?;
+    let handle = open_handle(ctx, q, text)?;
     let mut verdicts = inflight::delete(ctx, q, &[handle]).await?;
-    verdicts.pop().unwrap_or(Ok(())).map(|_| json!({}))
+    answer_delete(verdicts.pop().unwrap_or(Ok(Removed::Done)), text)?;
+    Ok(json!({}))
+}
+
+/// What SQS answers a delete: success (stale handles included), but a FIFO handle whose
+/// visibility ended is refused as expired, quoted whole as SQS quotes it.
+fn answer_delete(verdict: Result<Removed, ApiError>, text: &str) -> Result<(), ApiError> {
+    match verdict? {
+        Removed::Done => Ok(()),
+        Removed::Expired => Err(ApiError::new(
+            ErrorCode::InvalidParameterValue,
+            format!("Value {text} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired."),
+        )),
+    }
 }
 
 pub async fn delete_message_batch<T: Transport>(
@@ -41,11 +55,14 @@ pub async fn delete_message_batch<T: Transport>(
     let entries = batch::entries(&input, "DeleteMessageBatchRequestEntry")?;
     let mut results: Vec<(&str, Result<Value, ApiError>)> = Vec::new();
     let mut handles: Vec<ReceiptHandle> = Vec::new();
-    let mut slots: Vec<usize> = Vec::new();
+    let mut opened: Vec<(usize, &str)> = Vec::new();
     for (id, e) in &entries {
-        match e.str("ReceiptHandle").and_then(|h| open_handle(ctx, q, h)) {
-            Ok(h) => {
-                slots.push(results.len());
+        let handle = e
+            .str("ReceiptHandle")
+            .and_then(|text| Ok((text, open_handle(ctx, q, text)?)));
+        match handle {
+            Ok((text, h)) => {
+                opened.push((results.len(), text));
                 handles.push(h);
                 results.push((id, Ok(json!({ "Id": id }))));
             }
@@ -54,8 +71,8 @@ pub async fn delete_message_batch<T: Transport>(
     }
     if !handles.is_empty() {
         let verdicts = inflight::delete(ctx, q, &handles).await?;
-        for (slot, v) in slots.into_iter().zip(verdicts) {
-            if let Err(e) = v {
+        for ((slot, text), v) in opened.into_iter().zip(verdicts) {
+            if let Err(e) = answer_delete(v, text) {
                 results[slot].1 = Err(e);
             }
         }

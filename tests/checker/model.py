@@ -463,7 +463,9 @@ class Checker:
             "StartMessageMoveTask": {"UnsupportedOperation", "ResourceNotFoundException", "InvalidParameterValue"},
             "ListMessageMoveTasks": {"ResourceNotFoundException"},
             "ChangeMessageVisibility": {"MessageNotInflight", "ReceiptHandleIsInvalid", "InvalidParameterValue"},
-            "DeleteMessage": {"ReceiptHandleIsInvalid"},
+            # InvalidParameterValue: a FIFO handle whose visibility ended ("The receipt
+            # handle has expired.", as SQS answers it).
+            "DeleteMessage": {"ReceiptHandleIsInvalid", "InvalidParameterValue"},
         }.get(c.op, set())
         if code in allowed:
             # Judged per delivery later (a refusal of a live current handle is a defect).

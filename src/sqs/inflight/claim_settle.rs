@@ -7,7 +7,7 @@
 
 use super::claim_record::{self, Lookup, Mark, Recorded, Stored};
 use super::lease::{self, deleted};
-use super::{not_deleted, not_inflight, Changed};
+use super::{not_deleted, not_inflight, Changed, Removed};
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::ReceiptHandle;
@@ -20,7 +20,7 @@ pub async fn delete<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     handles: &[&ReceiptHandle],
-) -> Result<Vec<Result<(), ApiError>>, ApiError> {
+) -> Result<Vec<Result<Removed, ApiError>>, ApiError> {
     let mut claims: Vec<(String, String)> = Vec::new();
     for h in handles {
         let c = (h.partition_id.clone(), h.lease_id.clone());
@@ -29,7 +29,8 @@ pub async fn delete<T: Transport>(
         }
     }
     let lookups = claim_record::lookup(ctx, q, &claims).await?;
-    let mut verdicts: Vec<Result<(), ApiError>> = handles.iter().map(|_| Ok(())).collect();
+    let mut verdicts: Vec<Result<Removed, ApiError>> =
+        handles.iter().map(|_| Ok(Removed::Done)).collect();
     let mut direct: Vec<usize> = Vec::new();
     for ((pid, lease), lookup) in claims.iter().zip(lookups) {
         let members: Vec<usize> = (0..handles.len())
@@ -68,7 +69,7 @@ pub async fn delete<T: Transport>(
             .collect();
         let verdict = delete_in_claim(ctx, q, pid, lease, current, &ids).await;
         for i in inside {
-            verdicts[i] = verdict.clone();
+            verdicts[i] = verdict.clone().map(|()| Removed::Done);
         }
     }
     if !direct.is_empty() {
@@ -78,7 +79,12 @@ pub async fn delete<T: Transport>(
             .collect();
         let answers = ctx.queen.ack_batch(&acks).await?;
         for (i, r) in direct.into_iter().zip(answers) {
-            verdicts[i] = deleted(&r);
+            // The claim's lease is its visibility: once it ran out, SQS refuses the handle
+            // as expired (recorded: test_fifo_delete_after_visibility_timeout).
+            verdicts[i] = match r.verdict() {
+                AckVerdict::LeaseGone => Ok(Removed::Expired),
+                _ => deleted(&r).map(|()| Removed::Done),
+            };
         }
     }
     Ok(verdicts)
@@ -116,7 +122,7 @@ async fn delete_in_claim<T: Transport>(
                     Ok(())
                 }
                 // Recorded: the group's next receive acks them on its way through.
-                AckVerdict::Stale => Ok(()),
+                AckVerdict::Stale | AckVerdict::LeaseGone => Ok(()),
                 AckVerdict::Failed => Err(not_deleted()),
             }
         }

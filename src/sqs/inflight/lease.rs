@@ -161,7 +161,7 @@ pub fn ack(h: &ReceiptHandle, status: AckStatus) -> Ack {
 /// A delete's verdict: applied or stale (success to the client), or a broker failure.
 pub fn deleted(r: &AckResult) -> Result<(), ApiError> {
     match r.verdict() {
-        AckVerdict::Applied | AckVerdict::Stale => Ok(()),
+        AckVerdict::Applied | AckVerdict::Stale | AckVerdict::LeaseGone => Ok(()),
         AckVerdict::Failed => Err(not_deleted()),
     }
 }

@@ -150,8 +150,10 @@ pub async fn delete<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     handles: &[ReceiptHandle],
-) -> Result<Vec<Result<(), ApiError>>, ApiError> {
-    let mut verdicts: Vec<Result<(), ApiError>> = handles.iter().map(|_| Ok(())).collect();
+) -> Result<Vec<Result<Removed, ApiError>>, ApiError> {
+    let done = |v: Vec<Result<(), ApiError>>| v.into_iter().map(|r| r.map(|()| Removed::Done)).collect();
+    let mut verdicts: Vec<Result<Removed, ApiError>> =
+        handles.iter().map(|_| Ok(Removed::Done)).collect();
     for kind in Hold::ALL {
         let slots: Vec<usize> = (0..handles.len())
             .filter(|&i| Hold::of(q, &handles[i]) == kind)
@@ -161,8 +163,8 @@ pub async fn delete<T: Transport>(
         }
         let mine: Vec<&ReceiptHandle> = slots.iter().map(|&i| &handles[i]).collect();
         let answers = match kind {
-            Hold::Timer => timer::delete(ctx, q, &mine).await?,
-            Hold::Lease => lease::delete(ctx, &mine).await?,
+            Hold::Timer => done(timer::delete(ctx, q, &mine).await?),
+            Hold::Lease => done(lease::delete(ctx, &mine).await?),
             Hold::Claim => claim_settle::delete(ctx, q, &mine).await?,
         };
         for (slot, v) in slots.into_iter().zip(answers) {
@@ -170,6 +172,16 @@ pub async fn delete<T: Transport>(
         }
     }
     Ok(verdicts)
+}
+
+/// What a delete did with its handle, short of a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removed {
+    /// Deleted, or stale (SQS answers a stale handle success and deletes nothing).
+    Done,
+    /// A FIFO handle whose visibility ended: SQS refuses it as expired, and the message
+    /// is not deleted.
+    Expired,
 }
 
 /// Visibility changes `(handle, seconds)`, one verdict per change in order. A standard
