@@ -951,3 +951,47 @@ async fn a_fifo_delete_after_the_visibility_ended_is_refused_as_expired() {
         .await;
     assert!(v["Messages"].as_array().is_none_or(Vec::is_empty), "{v}");
 }
+
+/// A FIFO message sent through a replica whose cached record predates a PurgeQueue lands in
+/// the group's lane of the queue's earlier incarnation; the receive moves it into the
+/// current lane. It stays the same message: its MessageId and SentTimestamp as sent, its
+/// receive count counted on (checker embedded seed 441: a new MessageId, count from 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_message_sent_across_a_purge_keeps_its_message_id() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = a
+        .create_queue(
+            "across.fifo",
+            json!({"FifoQueue": "true", "ContentBasedDeduplication": "true", "VisibilityTimeout": "1"}),
+        )
+        .await;
+    let b = a.replica_behind(Arc::new(|_: &support::Seen| None)).await;
+    let url_b = url.replace(&a.url, &b.url);
+    let send_b = |body: &'static str| {
+        let (b, url_b) = (&b, url_b.clone());
+        async move {
+            b.sqs_ok(
+                "SendMessage",
+                json!({"QueueUrl": url_b, "MessageBody": body, "MessageGroupId": "g"}),
+            )
+            .await
+        }
+    };
+    send_b("before").await; // b reads and caches the queue's record
+    a.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    let sent = send_b("after").await; // within b's cache: the lane of before the purge
+    let attrs = json!({"AttributeNames": ["All"]});
+    let first = receive_one(&a, &url, attrs.clone()).await;
+    assert_eq!(first["Body"], "after", "{first}");
+    assert_eq!(first["MessageId"], sent["MessageId"]);
+    assert_eq!(first["Attributes"]["ApproximateReceiveCount"], "1");
+    tokio::time::sleep(std::time::Duration::from_millis(1_300)).await;
+    let second = receive_one(&a, &url, attrs).await;
+    assert_eq!(second["MessageId"], sent["MessageId"]);
+    assert_eq!(second["Attributes"]["ApproximateReceiveCount"], "2");
+    assert_eq!(
+        second["Attributes"]["SentTimestamp"],
+        first["Attributes"]["SentTimestamp"]
+    );
+}

@@ -135,6 +135,17 @@ pub fn dead_letter(
     e
 }
 
+/// A FIFO message moved into its group's current lane after a purge (it was sent into a
+/// lane of the queue's earlier incarnation while the purge ran): the same message, so it
+/// keeps its MessageId (and with it its receive count) and its SentTimestamp.
+pub fn relaned(mut e: Envelope, message_id: &str, sent_ms: Option<i64>) -> Envelope {
+    put(&mut e, MESSAGE_ID, "String", message_id.to_string());
+    if let Some(ms) = sent_ms {
+        put(&mut e, SENT_TIMESTAMP, "Number", ms.to_string());
+    }
+    e
+}
+
 /// A copy moved back out of a dead-letter queue: a new message, as SQS's redrive makes it
 /// ("assigned a new messageID"): its receive count starts again (or it would dead-letter
 /// on its first receive), it is no longer "from" anywhere, and it is answered under its

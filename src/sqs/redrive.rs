@@ -10,7 +10,7 @@ use super::lanes;
 use super::registry::{self, QueueRecord};
 use crate::ctx::Ctx;
 use crate::http::Transport;
-use crate::model::Envelope;
+use crate::model::{carried, Envelope};
 use crate::queen::{
     Ack, AckStatus, PoppedMessage, PushItem, RollbackReason, Transaction, TxnOutcome,
 };
@@ -130,6 +130,16 @@ pub async fn move_message<T: Transport>(
     ))
 }
 
+/// The copy [`relane`] pushes: the same message, under its MessageId and SentTimestamp
+/// (checker embedded seed 441: it was answered under a new id, its count started again).
+fn relaned(m: &PoppedMessage) -> Envelope {
+    let e = Envelope::from_stored(&m.data);
+    let id = carried::message_id(&e).unwrap_or_else(|| m.id.clone());
+    let sent = carried::sent_timestamp(&e)
+        .or_else(|| m.created_at.as_deref().and_then(crate::calendar::parse_iso_ms));
+    carried::relaned(e, &id, sent)
+}
+
 /// Moves a claim popped from a FIFO lane named before the queue's last purge
 /// (`lanes::made_before_purge`) into its group's current lane, in order, behind what is
 /// there: one transaction per message, the copy and the ack `completed` of the original.
@@ -151,7 +161,7 @@ pub async fn relane<T: Transport>(
             timers: Vec::new(),
         };
         if !deleted.contains(&m.id) {
-            txn.pushes.push(copy_push(m, q, m.data.clone(), false));
+            txn.pushes.push(copy_push(m, q, relaned(m).to_json(), false));
         }
         let outcome = match ctx.queen.transaction(&txn).await? {
             TxnOutcome::RolledBack {

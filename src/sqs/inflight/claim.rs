@@ -141,6 +141,15 @@ async fn answer<T: Transport>(
     for m in all.iter_mut() {
         m.delivery_attempt = None;
     }
+    let count_ids: std::collections::HashMap<String, String> = all
+        .iter()
+        .map(|m| (m.id.clone(), counts::count_id(m)))
+        .collect();
+    let by_count_id = |ids: &[String]| -> Vec<String> {
+        ids.iter()
+            .map(|id| count_ids.get(id).cloned().unwrap_or_else(|| id.clone()))
+            .collect()
+    };
     let firsts = counts::fill(ctx, q, &mut all).await?;
     let first_receives: Firsts = all
         .iter()
@@ -158,13 +167,13 @@ async fn answer<T: Transport>(
     )
     .await;
     match &answer {
-        Ok(_) => counts::uncount(ctx, q, &unanswered).await,
+        Ok(_) => counts::uncount(ctx, q, &by_count_id(&unanswered)).await,
         Err(_) => {
             let every: Vec<String> = popped
                 .iter()
                 .flat_map(|p| p.messages.iter().map(|m| m.id.clone()))
                 .collect();
-            counts::uncount(ctx, q, &every).await
+            counts::uncount(ctx, q, &by_count_id(&every)).await
         }
     }
     answer

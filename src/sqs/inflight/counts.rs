@@ -22,10 +22,18 @@
 
 use crate::ctx::Ctx;
 use crate::http::Transport;
+use crate::model::{carried, Envelope};
 use crate::queen::{KvOp, PoppedMessage, QueenError};
 use crate::sqs::registry::QueueRecord;
 use crate::wire::ApiError;
 use serde_json::json;
+
+/// The id a message's count is kept under: the MessageId it is answered under (a copy
+/// moved into its group's current lane after a purge carries the first one), else its
+/// broker id.
+pub fn count_id(m: &PoppedMessage) -> String {
+    carried::message_id(&Envelope::from_stored(&m.data)).unwrap_or_else(|| m.id.clone())
+}
 
 pub fn key(queue: &str, message_id: &str) -> String {
     format!("qs:rc:{queue}:{message_id}")
@@ -54,10 +62,10 @@ pub async fn fill<T: Transport>(
     let ops = missing
         .iter()
         .flat_map(|&i| {
-            let id = &messages[i].id;
+            let id = count_id(messages[i]);
             [
-                KvOp::incr(key(&q.name, id), 1, None, ttl),
-                KvOp::put_ttl(first_key(&q.name, id), json!(ctx.now_ms), ttl, Some(0)),
+                KvOp::incr(key(&q.name, &id), 1, None, ttl),
+                KvOp::put_ttl(first_key(&q.name, &id), json!(ctx.now_ms), ttl, Some(0)),
             ]
         })
         .collect();
@@ -76,8 +84,8 @@ pub async fn fill<T: Transport>(
     Ok(firsts)
 }
 
-/// Takes back the counts of messages counted by [`fill`] and then not delivered. Best
-/// effort: should it fail, those messages keep one count too many.
+/// Takes back the counts of messages counted by [`fill`] and then not delivered, by
+/// [`count_id`]. Best effort: should it fail, those messages keep one count too many.
 pub async fn uncount<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, message_ids: &[String]) {
     if message_ids.is_empty() {
         return;
