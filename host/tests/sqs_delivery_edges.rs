@@ -1172,6 +1172,47 @@ async fn a_receive_whose_pop_fails_during_a_purge_is_answered_empty() {
     }
 }
 
+/// A visibility change that reads the timer just before it fires and reschedules it just
+/// after creates a new timer, which the change cancels at once. When the broker fails that
+/// cancel once, the change tries again: otherwise the stray timer pushes a second copy of a
+/// message already back in the queue, which comes back after it is deleted (checker, engine
+/// seed 441, faults profile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stray_timer_of_a_late_visibility_change_is_cancelled_through_a_failure() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "stray", &[("VisibilityTimeout", "1")], 1).await;
+    send(&a, &url, "once").await;
+    let (hold, fail) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (hold_b, fail_b) = (hold.clone(), fail.clone());
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        let reschedule = seen.path_and_query.starts_with("/api/v1/timers")
+            && String::from_utf8_lossy(seen.body).contains("\"reschedule\"");
+        if reschedule && hold_b.swap(false, SeqCst) {
+            std::thread::sleep(Duration::from_millis(2_000)); // the timer fires meanwhile
+            fail_b.store(true, SeqCst);
+        }
+        let cancel = seen.method == hyper::Method::DELETE && seen.path_and_query.starts_with("/api/v1/timers/");
+        (cancel && fail_b.swap(false, SeqCst)).then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
+    });
+    let b = a.replica_behind(hook).await;
+    let m = receive_200(&a, &url, json!({})).await.remove(0);
+    hold.store(true, SeqCst);
+    b.sqs_ok(
+        "ChangeMessageVisibility",
+        json!({"QueueUrl": url.replace(&a.url, &b.url), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 2}),
+    )
+    .await;
+    assert!(!hold.load(SeqCst) && !fail.load(SeqCst), "the reschedule was held and one cancel failed");
+    // The message is back (its timer fired); received and deleted, it never comes again.
+    let again = drain_bodies(&a, &url, 1, 5, json!({"VisibilityTimeout": 30})).await;
+    let m = again.get("once").expect("back after its visibility");
+    delete(&a, &url, m).await;
+    let later = drain_bodies(&a, &url, 1, 5, json!({"WaitTimeSeconds": 1})).await;
+    assert!(later.is_empty(), "a deleted message came back: {later:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_receive_that_fails_part_way_gives_its_claims_back() {
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
