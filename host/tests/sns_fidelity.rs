@@ -194,7 +194,11 @@ async fn message_attribute_refusals_are_worded_as_sns_words_them() {
     let bad = "ParameterValueInvalid";
     let long = "a".repeat(257);
     // (name, DataType, StringValue, BinaryValue (base64)), code, message.
-    type Case<'a> = ((&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>), &'a str, String);
+    type Case<'a> = (
+        (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>),
+        &'a str,
+        String,
+    );
     let cases: Vec<Case> = vec![
         (("attr1", Some("String"), Some(""), None), bad, "The message attribute 'attr1' must contain non-empty message attribute value for message attribute type 'String'.".into()),
         (("attr1", Some("String"), None, None), bad, "The message attribute 'attr1' must contain non-empty message attribute value for message attribute type 'String'.".into()),
@@ -212,16 +216,29 @@ async fn message_attribute_refusals_are_worded_as_sns_words_them() {
     ];
     for ((name, data_type, string, binary), code, message) in cases {
         let attribute = |prefix: &str| {
-            let mut p = vec![(format!("{prefix}MessageAttributes.entry.1.Name"), name.to_string())];
-            let fields = [("DataType", data_type), ("StringValue", string), ("BinaryValue", binary)];
+            let mut p = vec![(
+                format!("{prefix}MessageAttributes.entry.1.Name"),
+                name.to_string(),
+            )];
+            let fields = [
+                ("DataType", data_type),
+                ("StringValue", string),
+                ("BinaryValue", binary),
+            ];
             for (field, v) in fields {
                 if let Some(v) = v {
-                    p.push((format!("{prefix}MessageAttributes.entry.1.Value.{field}"), v.to_string()));
+                    p.push((
+                        format!("{prefix}MessageAttributes.entry.1.Value.{field}"),
+                        v.to_string(),
+                    ));
                 }
             }
             p
         };
-        let mut publish = vec![("TopicArn".to_string(), topic.clone()), ("Message".into(), "test message".into())];
+        let mut publish = vec![
+            ("TopicArn".to_string(), topic.clone()),
+            ("Message".into(), "test message".into()),
+        ];
         publish.extend(attribute(""));
         let mut batch = vec![("TopicArn".to_string(), topic.clone())];
         let entry = "PublishBatchRequestEntries.member";
@@ -232,9 +249,16 @@ async fn message_attribute_refusals_are_worded_as_sns_words_them() {
         batch.push((format!("{entry}.2.Message"), "valid-batch".into()));
         for (action, params, at) in [
             ("Publish", publish, ""),
-            ("PublishBatch", batch, "publishBatchRequestEntries.1.member."),
+            (
+                "PublishBatch",
+                batch,
+                "publishBatchRequestEntries.1.member.",
+            ),
         ] {
-            let refs: Vec<(&str, &str)> = params.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let refs: Vec<(&str, &str)> = params
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
             assert_eq!(
                 refused(&ep, action, &refs).await,
                 (code.to_string(), message.replace("{at}", at)),

@@ -1160,7 +1160,10 @@ async fn a_receive_whose_pop_fails_during_a_purge_is_answered_empty() {
             .await;
         let (url_b, url_c) = (url.replace(&a.url, &b.url), url.replace(&a.url, &c.url));
         let (status, v) = b.sqs("ReceiveMessage", json!({"QueueUrl": url_b})).await;
-        assert!(status >= 500, "{name}, no purge: the failure is answered ({status} {v})");
+        assert!(
+            status >= 500,
+            "{name}, no purge: the failure is answered ({status} {v})"
+        );
         let purge =
             tokio::spawn(async move { c.sqs("PurgeQueue", json!({"QueueUrl": url_c})).await });
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -1184,7 +1187,10 @@ async fn a_stray_timer_of_a_late_visibility_change_is_cancelled_through_a_failur
     let a = Endpoint::start().await;
     let url = make_queue(&a, "stray", &[("VisibilityTimeout", "1")], 1).await;
     send(&a, &url, "once").await;
-    let (hold, fail) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (hold, fail) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
     let (hold_b, fail_b) = (hold.clone(), fail.clone());
     let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
         let reschedule = seen.path_and_query.starts_with("/api/v1/timers")
@@ -1193,8 +1199,10 @@ async fn a_stray_timer_of_a_late_visibility_change_is_cancelled_through_a_failur
             std::thread::sleep(Duration::from_millis(2_000)); // the timer fires meanwhile
             fail_b.store(true, SeqCst);
         }
-        let cancel = seen.method == hyper::Method::DELETE && seen.path_and_query.starts_with("/api/v1/timers/");
-        (cancel && fail_b.swap(false, SeqCst)).then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
+        let cancel = seen.method == hyper::Method::DELETE
+            && seen.path_and_query.starts_with("/api/v1/timers/");
+        (cancel && fail_b.swap(false, SeqCst))
+            .then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
     });
     let b = a.replica_behind(hook).await;
     let m = receive_200(&a, &url, json!({})).await.remove(0);
@@ -1204,7 +1212,10 @@ async fn a_stray_timer_of_a_late_visibility_change_is_cancelled_through_a_failur
         json!({"QueueUrl": url.replace(&a.url, &b.url), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 2}),
     )
     .await;
-    assert!(!hold.load(SeqCst) && !fail.load(SeqCst), "the reschedule was held and one cancel failed");
+    assert!(
+        !hold.load(SeqCst) && !fail.load(SeqCst),
+        "the reschedule was held and one cancel failed"
+    );
     // The message is back (its timer fired); received and deleted, it never comes again.
     let again = drain_bodies(&a, &url, 1, 5, json!({"VisibilityTimeout": 30})).await;
     let m = again.get("once").expect("back after its visibility");

@@ -918,14 +918,21 @@ async fn a_fifo_delete_after_the_visibility_ended_is_refused_as_expired() {
     .await;
     assert_eq!(
         (status, ty.as_str(), query.split(';').next().unwrap()),
-        (400, "InvalidParameterValueException", "InvalidParameterValue")
+        (
+            400,
+            "InvalidParameterValueException",
+            "InvalidParameterValue"
+        )
     );
     assert_eq!(
         message,
         format!("Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.")
     );
     let again = receive_one(&ep, &url, json!({"VisibilityTimeout": 1})).await;
-    assert_eq!(again["Body"], "foobar", "the refused delete deleted nothing");
+    assert_eq!(
+        again["Body"], "foobar",
+        "the refused delete deleted nothing"
+    );
     assert_eq!(
         again["MessageId"], m["MessageId"],
         "the same message, received again"

@@ -94,14 +94,31 @@ pub enum AttrFault {
     DataTypeNotText(String),
     /// A `DataType` whose base is not String, Number or Binary (or too long).
     UnknownDataType(String),
-    ListValues { name: String, list: &'static str },
+    ListValues {
+        name: String,
+        list: &'static str,
+    },
     /// No value, or an empty one, of the field the type asks for.
-    EmptyValue { name: String, data_type: String },
+    EmptyValue {
+        name: String,
+        data_type: String,
+    },
     /// The value is in the other field than the type's: `want` names the right one.
-    WrongField { name: String, data_type: String, want: ValueField },
-    ValueNotText { name: String, field: ValueField },
+    WrongField {
+        name: String,
+        data_type: String,
+        want: ValueField,
+    },
+    ValueNotText {
+        name: String,
+        field: ValueField,
+    },
     InvalidCharacters(String),
-    InvalidNumber { name: String, data_type: String, value: String },
+    InvalidNumber {
+        name: String,
+        data_type: String,
+        value: String,
+    },
     InvalidBase64(String),
 }
 
@@ -256,7 +273,9 @@ fn check_name(name: &str) -> Result<(), AttrFault> {
 
 fn attr_from_api(name: &str, v: &Value) -> Result<AttrValue, AttrFault> {
     let owned = || name.to_string();
-    let obj = v.as_object().ok_or_else(|| AttrFault::NotAStructure(owned()))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| AttrFault::NotAStructure(owned()))?;
     let data_type = match obj.get("DataType") {
         Some(Value::String(s)) if !s.is_empty() => s.as_str(),
         Some(Value::String(_)) | None | Some(Value::Null) => {
@@ -272,7 +291,10 @@ fn attr_from_api(name: &str, v: &Value) -> Result<AttrValue, AttrFault> {
     for list in ["StringListValues", "BinaryListValues"] {
         if let Some(l) = obj.get(list) {
             if !(l.is_null() || l.as_array().is_some_and(|a| a.is_empty())) {
-                return Err(AttrFault::ListValues { name: owned(), list });
+                return Err(AttrFault::ListValues {
+                    name: owned(),
+                    list,
+                });
             }
         }
     }
@@ -295,7 +317,12 @@ fn attr_from_api(name: &str, v: &Value) -> Result<AttrValue, AttrFault> {
                 data_type: data_type.to_string(),
             })
         }
-        Some(_) => return Err(AttrFault::ValueNotText { name: owned(), field }),
+        Some(_) => {
+            return Err(AttrFault::ValueNotText {
+                name: owned(),
+                field,
+            })
+        }
     };
     let value = match base {
         BaseType::String | BaseType::Number => {

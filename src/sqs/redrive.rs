@@ -135,8 +135,11 @@ pub async fn move_message<T: Transport>(
 fn relaned(m: &PoppedMessage) -> Envelope {
     let e = Envelope::from_stored(&m.data);
     let id = carried::message_id(&e).unwrap_or_else(|| m.id.clone());
-    let sent = carried::sent_timestamp(&e)
-        .or_else(|| m.created_at.as_deref().and_then(crate::calendar::parse_iso_ms));
+    let sent = carried::sent_timestamp(&e).or_else(|| {
+        m.created_at
+            .as_deref()
+            .and_then(crate::calendar::parse_iso_ms)
+    });
     carried::relaned(e, &id, sent)
 }
 
@@ -161,7 +164,8 @@ pub async fn relane<T: Transport>(
             timers: Vec::new(),
         };
         if !deleted.contains(&m.id) {
-            txn.pushes.push(copy_push(m, q, relaned(m).to_json(), false));
+            txn.pushes
+                .push(copy_push(m, q, relaned(m).to_json(), false));
         }
         let outcome = match ctx.queen.transaction(&txn).await? {
             TxnOutcome::RolledBack {

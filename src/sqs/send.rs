@@ -25,8 +25,8 @@ use super::registry::{self, QueueRecord};
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{
-    attrs_from_api, carried, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData, AttrFault,
-    AttrValue, Attrs, Envelope,
+    attrs_from_api, carried, md5_of_body, md5_of_message_attributes, valid_sqs_body, AttrData,
+    AttrFault, AttrValue, Attrs, Envelope,
 };
 use crate::queen::{PushItem, PushStatus, ScheduleOp, TimerSchedule};
 use crate::wire::{ApiError, ErrorCode};

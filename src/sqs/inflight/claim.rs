@@ -13,13 +13,15 @@
 use super::claim_record::{self, Claim, Reopened, Stored};
 use super::lease::release_all;
 use super::{
-    counts, dead_letter_copy, lease_handle, lease_of, pop_failed_by_purge, pop_rounds, wait_left_ms, Asked, Delivery,
+    counts, dead_letter_copy, lease_handle, lease_of, pop_failed_by_purge, pop_rounds,
+    wait_left_ms, Asked, Delivery,
 };
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{carried, Envelope};
 use crate::queen::{
-    Ack, AckStatus, PopOptions, Popped, PoppedMessage, QueenError, RollbackReason, Transaction, TxnOutcome,
+    Ack, AckStatus, PopOptions, Popped, PoppedMessage, QueenError, RollbackReason, Transaction,
+    TxnOutcome,
 };
 use crate::sqs::lanes;
 use crate::sqs::redrive::{self, DeadLetter};

@@ -151,7 +151,8 @@ pub async fn delete<T: Transport>(
     q: &QueueRecord,
     handles: &[ReceiptHandle],
 ) -> Result<Vec<Result<Removed, ApiError>>, ApiError> {
-    let done = |v: Vec<Result<(), ApiError>>| v.into_iter().map(|r| r.map(|()| Removed::Done)).collect();
+    let done =
+        |v: Vec<Result<(), ApiError>>| v.into_iter().map(|r| r.map(|()| Removed::Done)).collect();
     let mut verdicts: Vec<Result<Removed, ApiError>> =
         handles.iter().map(|_| Ok(Removed::Done)).collect();
     for kind in Hold::ALL {

@@ -11,8 +11,8 @@
 //! lane instead and held by a lease of its own (`lease::hold`).
 
 use super::{
-    dead_letter_copy, emptied_since_read, lease, lease_of, message_id, pop_failed_by_purge, pop_rounds, sent_ms, timer, wait_left_ms, Asked,
-    Delivery, HANDLE_LIFETIME_MS,
+    dead_letter_copy, emptied_since_read, lease, lease_of, message_id, pop_failed_by_purge,
+    pop_rounds, sent_ms, timer, wait_left_ms, Asked, Delivery, HANDLE_LIFETIME_MS,
 };
 use crate::ctx::Ctx;
 use crate::http::Transport;
