@@ -207,13 +207,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let listen = args
         .listen
         .unwrap_or_else(|| "127.0.0.1:9324".parse().expect("literal"));
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    let listener =
+        listen_on(listen).map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let local = listener.local_addr()?;
     eprintln!("queen-sqs-host: SQS/SNS endpoint on http://{local}");
     if switches.console {
         eprintln!("queen-sqs-host: queue console on http://{local}/console/ (sign in with a configured key pair)");
+    }
+    if let Some(short) = serve::Limits::from_env(&env)
+        .ok()
+        .and_then(|limits| serve::raise_open_files_limit(&limits, embedded.is_none()))
+    {
+        eprintln!("queen-sqs-host: {short}");
     }
     let server = Server::new(loaded, env, Outgoing::new(embedded.clone()));
     tokio::select! {
@@ -226,6 +231,23 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Connections the kernel completes and keeps waiting for the listener to accept: a fleet
+/// of pollers started together connects in a burst, and past the backlog the kernel drops
+/// or resets connections (capped by `net.core.somaxconn`).
+const LISTEN_BACKLOG: u32 = 4096;
+
+fn listen_on(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As std and tokio's own bind do: a restart does not wait out TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// The embedded default's receipt-handle secret: generated once and kept in the data

@@ -14,12 +14,12 @@ use support::Endpoint;
 
 /// With a budget of 0, any request that runs guest code across a tick is stopped. A long
 /// poll always does (it resumes after its wait), so it stands in for a looping request.
-/// One slot: were a stopped request to keep it, the next would be throttled.
+/// One long-poll slot: were a stopped request to keep it, the next would be throttled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_past_its_guest_budget_is_answered_500_and_frees_its_slot() {
     let ep = Endpoint::with_env(&[
         ("QUEEN_SQS_AUTH", "off"),
-        ("QUEEN_SQS_MAX_INFLIGHT", "1"),
+        ("QUEEN_SQS_MAX_LONG_POLLS", "1"),
         ("QUEEN_SQS_GUEST_CPU_MS", "0"),
     ])
     .await;
@@ -53,7 +53,7 @@ async fn a_request_past_its_guest_budget_is_answered_500_and_frees_its_slot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_budget_leaves_requests_alone() {
     let ep =
-        Endpoint::with_env(&[("QUEEN_SQS_AUTH", "off"), ("QUEEN_SQS_MAX_INFLIGHT", "1")]).await;
+        Endpoint::with_env(&[("QUEEN_SQS_AUTH", "off"), ("QUEEN_SQS_MAX_LONG_POLLS", "1")]).await;
     let url = make_queue(&ep, "budget", &[], 1).await;
     let (status, v) = ep
         .sqs(

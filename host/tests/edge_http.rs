@@ -452,24 +452,54 @@ async fn stalled_clients_are_cut_off_and_hold_no_instance() {
     assert!(started.elapsed() < Duration::from_secs(12));
 }
 
+/// A request that finds every slot of its kind taken within 250 ms is throttled in its own
+/// protocol. The one slot for requests other than receives is held by a send whose broker
+/// push a proxy keeps for 3 s; a receive, on slots of its own, is served meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exhausted_budget_is_a_throttle_in_the_callers_protocol() {
+    let base = Endpoint::with_env(&[("QUEEN_SQS_AUTH", "off")]).await;
+    let url = base.create_queue("edge-throttle", json!({})).await;
+    let hold_push: support::Hook = std::sync::Arc::new(|seen: &support::Seen| {
+        if seen.path_and_query.starts_with("/api/v1/push")
+            && String::from_utf8_lossy(seen.body).contains("held")
+        {
+            std::thread::sleep(Duration::from_secs(3));
+        }
+        None
+    });
+    let proxy = support::proxy(base.broker.url(), hold_push).await;
+    let env = vec![
+        ("QUEEN_URL".to_string(), format!("http://{proxy}")),
+        (
+            "QUEEN_SQS_HANDLE_SECRET".into(),
+            support::HANDLE_SECRET.into(),
+        ),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ("QUEEN_SQS_MAX_INFLIGHT".into(), "1".into()),
+    ];
     let ep = std::sync::Arc::new(
-        Endpoint::with_env(&[("QUEEN_SQS_AUTH", "off"), ("QUEEN_SQS_MAX_INFLIGHT", "1")]).await,
+        Endpoint::serve_remote(env, base.broker.clone(), base.data_dir.clone()).await,
     );
-    let url = ep.create_queue("edge-throttle", json!({})).await;
-    let poll = {
+    let held = {
         let (ep, url) = (ep.clone(), url.clone());
         tokio::spawn(async move {
             ep.sqs(
-                "ReceiveMessage",
-                json!({"QueueUrl": url, "WaitTimeSeconds": 3}),
+                "SendMessage",
+                json!({"QueueUrl": url, "MessageBody": "held"}),
             )
             .await
         })
     };
     tokio::time::sleep(Duration::from_millis(700)).await;
 
+    // A receive waits on a slot of its own: served while the send holds the other.
+    let (status, body) = ep
+        .sqs(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "WaitTimeSeconds": 0}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
     let (status, body) = ep
         .sqs("SendMessage", json!({"QueueUrl": url, "MessageBody": "x"}))
         .await;
@@ -503,16 +533,24 @@ async fn an_exhausted_budget_is_a_throttle_in_the_callers_protocol() {
         "{xml}"
     );
 
-    let (status, _) = poll.await.unwrap();
-    assert_eq!(status, 200);
+    let (status, body) = held.await.unwrap();
+    assert_eq!(status, 200, "{body}");
     ep.sqs_ok("SendMessage", json!({"QueueUrl": url, "MessageBody": "x"}))
         .await;
 }
 
+/// Issue 21, item 4: receives wait on slots of their own. With one slot for everything
+/// else and four for receives, five long polls leave the sends alone (all served while
+/// they wait) and only the fifth poll is throttled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn long_polls_leave_room_for_sends() {
+async fn long_polls_wait_on_slots_of_their_own() {
     let ep = std::sync::Arc::new(
-        Endpoint::with_env(&[("QUEEN_SQS_AUTH", "off"), ("QUEEN_SQS_MAX_INFLIGHT", "5")]).await,
+        Endpoint::with_env(&[
+            ("QUEEN_SQS_AUTH", "off"),
+            ("QUEEN_SQS_MAX_INFLIGHT", "1"),
+            ("QUEEN_SQS_MAX_LONG_POLLS", "4"),
+        ])
+        .await,
     );
     let url = ep.create_queue("edge-room", json!({})).await;
     let other = ep.create_queue("edge-room-other", json!({})).await;
@@ -529,7 +567,6 @@ async fn long_polls_leave_room_for_sends() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    // Four long polls wait; the fifth slot is kept for everything else.
     for i in 0..3 {
         ep.sqs_ok(
             "SendMessage",

@@ -8,8 +8,14 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-/// How many requests can be inside the component at once (each holds one instance slot).
+/// How many requests other than receives can be inside the component at once (each holds
+/// one instance slot).
 pub const MAX_CONCURRENT_INSTANCES: u32 = 1000;
+
+/// How many receives (long polls) can be inside the component at once, on slots of their
+/// own: a waiting poll holds an instance suspended on its broker call (no thread), so
+/// thousands may wait while sends and deletes keep theirs (issue 21, item 4).
+pub const MAX_LONG_POLLS: u32 = 10_000;
 
 /// How often the engine's epoch advances: the grain of the guest's CPU budget.
 pub const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(10);
@@ -89,9 +95,12 @@ pub struct Loaded {
 
 fn engine() -> Result<Engine> {
     let mut pool = PoolingAllocationConfig::default();
-    // Room for every request in flight plus the idle instances kept for reuse.
-    let slots = MAX_CONCURRENT_INSTANCES + super::instances::IDLE;
+    // Room for every request in flight (long polls on their own slots) plus the idle
+    // instances kept for reuse. Every slot only reserves address space until it is used.
+    let slots = MAX_CONCURRENT_INSTANCES + MAX_LONG_POLLS + super::instances::IDLE;
     pool.total_component_instances(slots);
+    // Each call into the guest runs on a fiber stack of the pool; a waiting poll keeps its.
+    pool.total_stacks(slots);
     pool.total_core_instances(slots * 4);
     pool.total_memories(slots);
     pool.total_tables(slots * 2);

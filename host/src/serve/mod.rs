@@ -5,6 +5,7 @@ mod cache;
 mod console;
 mod depths;
 mod engine;
+mod files;
 mod instances;
 mod metrics;
 mod metrics_access;
@@ -14,6 +15,7 @@ mod server;
 mod switches;
 
 pub use engine::{load, Loaded};
+pub use files::raise_open_files_limit;
 pub use outgoing::Outgoing;
 pub use server::{serve, Limits, Server};
 pub use switches::Switches;

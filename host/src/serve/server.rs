@@ -10,13 +10,15 @@
 //!   the component;
 //! - instances are budgeted by a semaphore no larger than the pool, so the pool is never
 //!   exhausted: a request that finds no slot within `SLOT_WAIT` is answered as a retryable
-//!   throttle in its own protocol (SQS JSON, SQS Query, SNS), never a 500. Long polls
-//!   (`ReceiveMessage`) may take at most four fifths of the slots, so sends, deletes and
-//!   publishes are served while receivers wait.
+//!   throttle in its own protocol (SQS JSON, SQS Query, SNS), never a 500. Receives (long
+//!   polls) have slots of their own, ten thousand by default, so sends, deletes and
+//!   publishes are served however many receivers wait.
 
 use super::console;
 use super::depths::DepthCache;
-use super::engine::{arm_budget, Loaded, State, EPOCH_TICK, MAX_CONCURRENT_INSTANCES};
+use super::engine::{
+    arm_budget, Loaded, State, EPOCH_TICK, MAX_CONCURRENT_INSTANCES, MAX_LONG_POLLS,
+};
 use super::instances::Instances;
 use super::metrics::Metrics;
 use super::metrics_access::{MetricsAccess, Viewer};
@@ -45,8 +47,9 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpView};
 /// How long a request waits for an instance slot before it is throttled.
 const SLOT_WAIT: Duration = Duration::from_millis(250);
 
-/// The listener's limits, from `QUEEN_SQS_HEADER_TIMEOUT_MS`, `QUEEN_SQS_BODY_TIMEOUT_MS` and
-/// `QUEEN_SQS_MAX_INFLIGHT` (host-only variables; the component ignores them).
+/// The listener's limits, from `QUEEN_SQS_HEADER_TIMEOUT_MS`, `QUEEN_SQS_BODY_TIMEOUT_MS`,
+/// `QUEEN_SQS_MAX_INFLIGHT`, `QUEEN_SQS_MAX_LONG_POLLS` and the rest below (host-only
+/// variables; the component ignores them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// From the connection's first byte (or the end of the previous request) to the end of
@@ -54,8 +57,12 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// From the end of the head to the end of the body.
     pub body_timeout: Duration,
-    /// Requests inside the component at once (at most the instance pool's size).
+    /// Requests other than receives inside the component at once (at most
+    /// [`MAX_CONCURRENT_INSTANCES`]).
     pub max_inflight: u32,
+    /// Receives inside the component at once, on slots of their own (at most
+    /// [`MAX_LONG_POLLS`]): a waiting poll never takes a send's slot.
+    pub max_long_polls: u32,
     /// Guest CPU one request may use (`QUEEN_SQS_GUEST_CPU_MS`; 0 stops every request at
     /// the first tick it runs through, which is for tests). Waiting costs none of it.
     pub guest_cpu: Duration,
@@ -76,8 +83,10 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_inflight: MAX_CONCURRENT_INSTANCES,
+            max_long_polls: MAX_LONG_POLLS,
             guest_cpu: Duration::from_secs(30),
-            max_connections: 10_000,
+            // Every long poll a connection, and room for everyone else on top.
+            max_connections: 16_000,
             body_budget_bytes: 256 << 20,
         }
     }
@@ -152,17 +161,22 @@ impl Limits {
                 }
             }
         }
+        if let Some(v) = get("QUEEN_SQS_MAX_LONG_POLLS") {
+            match v.parse::<u32>() {
+                Ok(n) if (1..=MAX_LONG_POLLS).contains(&n) => limits.max_long_polls = n,
+                _ => {
+                    return Err(format!(
+                        "QUEEN_SQS_MAX_LONG_POLLS must be an integer from 1 to {MAX_LONG_POLLS}, got {v:?}"
+                    ))
+                }
+            }
+        }
         Ok(limits)
     }
 
     /// The guest CPU budget in epoch ticks.
     fn guest_ticks(&self) -> u64 {
         (self.guest_cpu.as_millis() / EPOCH_TICK.as_millis()) as u64
-    }
-
-    /// Slots a long poll may take: all but a fifth, kept for everything else.
-    fn waiting_slots(&self) -> u32 {
-        (self.max_inflight - self.max_inflight / 5).max(1)
     }
 }
 
@@ -173,9 +187,9 @@ pub struct Server {
     env: Vec<(String, String)>,
     outgoing: Outgoing,
     limits: Limits,
-    /// One permit per instance a request may hold.
+    /// One permit per instance a request other than a receive may hold.
     slots: Arc<Semaphore>,
-    /// The share of `slots` long polls may hold.
+    /// One permit per instance a receive may hold.
     waiting_slots: Arc<Semaphore>,
     /// One permit per connection served.
     connections: Arc<Semaphore>,
@@ -195,10 +209,9 @@ pub struct Server {
     switches: Switches,
 }
 
-/// What a request holds while it is inside the component.
+/// What a request holds while it is inside the component: its slot, of either kind.
 struct Permits {
     _slot: OwnedSemaphorePermit,
-    _waiting: Option<OwnedSemaphorePermit>,
 }
 
 impl Server {
@@ -250,7 +263,7 @@ impl Server {
             env,
             outgoing,
             slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
-            waiting_slots: Arc::new(Semaphore::new(limits.waiting_slots() as usize)),
+            waiting_slots: Arc::new(Semaphore::new(limits.max_long_polls as usize)),
             connections: Arc::new(Semaphore::new(limits.max_connections as usize)),
             body_budget: Arc::new(Semaphore::new(limits.body_budget_bytes / KIB)),
             limits,
@@ -272,9 +285,10 @@ impl Server {
             );
             return resp;
         }
-        let in_component = self.limits.max_inflight as usize - self.slots.available_permits();
         let long_polls =
-            self.limits.waiting_slots() as usize - self.waiting_slots.available_permits();
+            self.limits.max_long_polls as usize - self.waiting_slots.available_permits();
+        let in_component =
+            self.limits.max_inflight as usize - self.slots.available_permits() + long_polls;
         let mut text = self.metrics.render(in_component, long_polls);
         // Queue names and a broker read only for a key holder (issue 21, item 1).
         if let Some(broker) = self
@@ -338,20 +352,17 @@ impl Server {
         }
     }
 
-    /// A slot for a request (and a long-poll slot for one that may wait), or None when
-    /// none frees up within `SLOT_WAIT`.
+    /// A slot for a request (a long-poll slot for one that may wait), or None when none
+    /// frees up within `SLOT_WAIT`.
     async fn take_slot(&self, may_wait: bool) -> Option<Permits> {
+        let kind = if may_wait {
+            &self.waiting_slots
+        } else {
+            &self.slots
+        };
         let take = async {
-            let waiting = if may_wait {
-                Some(self.waiting_slots.clone().acquire_owned().await.ok()?)
-            } else {
-                None
-            };
-            let slot = self.slots.clone().acquire_owned().await.ok()?;
-            Some(Permits {
-                _slot: slot,
-                _waiting: waiting,
-            })
+            let slot = kind.clone().acquire_owned().await.ok()?;
+            Some(Permits { _slot: slot })
         };
         tokio::time::timeout(SLOT_WAIT, take).await.ok().flatten()
     }
