@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a debug endpoint and runs the real-client suites against it: boto3 + the aws CLI
-# (pytest), the JS SDK v3 and v2 (node --test), and the official Queen Python client
-# against the broker alone.
+# (pytest), the JS SDK v3 and v2 (node --test), the AWS SDKs for Go v2, Java v2 and Rust,
+# and the official Queen Python client against the broker alone.
 #
 # QUEEN_SQS_COMPAT_BROKER picks the broker behind the endpoint:
 #   embedded (default)  the host's embedded broker on a fresh data dir; its port wants a
@@ -29,6 +29,10 @@ export QUEEN_SQS_COMPAT_BROKER=$MODE
 . scripts/lib/ports.sh
 
 cargo build -p queen-sqs-host --quiet
+# The AWS SDK for Rust suite is a package of its own (tests/compat/rust), built into the
+# user's cache so that a second run, or the other lane, does not build the SDK again.
+RUST_SDK_TARGET=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs/rust-sdk-target
+(cd tests/compat/rust && CARGO_TARGET_DIR="$RUST_SDK_TARGET" cargo test --locked --quiet --no-run)
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
 DATA=$(mktemp -d)
 export QUEEN_SQS_CREDENTIALS="test:test:"
@@ -86,4 +90,6 @@ echo "== go test: the AWS SDK for Go v2 ($MODE broker)"
 (cd tests/compat/go && go test -count=1 -v ./... | grep -E '^(--- |=== RUN|ok|FAIL|PASS)') || status=1
 echo "== mvn test: the AWS SDK for Java v2 ($MODE broker)"
 (cd tests/compat/java && mvn -B -ntp test) || status=1
+echo "== cargo test: the AWS SDK for Rust ($MODE broker)"
+(cd tests/compat/rust && CARGO_TARGET_DIR="$RUST_SDK_TARGET" cargo test --locked -q -- --test-threads=4) || status=1
 exit $status

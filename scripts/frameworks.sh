@@ -8,20 +8,21 @@
 #   celery        Celery 5.7 over kombu's SQS transport, a worker subprocess
 #   node          sqs-consumer 14 + sqs-producer 8
 #   jms           the Amazon SQS Java Messaging Library 2.1.4 (Maven)
+#   dramatiq      Dramatiq 2.2 over dramatiq-sqs 0.4, workers in the test process
 #
 # Installs what it needs, idempotently: Python venvs under ~/.cache/queen-sqs (kept across
 # clones; rebuilt when their requirements file changes), npm packages in
 # tests/compat/node-frameworks, Maven artifacts in ~/.m2. Ports are picked at run time (the
 # host's: port 0) and each server is checked to be the process listening on its port
 # before any suite runs (scripts/lib/ports.sh).
-# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms") picks suites.
+# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 # shellcheck source=lib/ports.sh
 . scripts/lib/ports.sh
-SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms}
+SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
 
@@ -47,7 +48,9 @@ wants() { [[ " $SUITES " == *" $1 "* ]]; }
 echo "== installing (cached in $CACHE, ~/.m2, node_modules)"
 VQ=$CACHE/venv-query
 VF=$CACHE/venv-frameworks
+VD=$CACHE/venv-dramatiq
 wants query_boto3 && venv "$VQ" tests/compat/query_boto3/requirements.txt
+wants dramatiq && venv "$VD" tests/compat/dramatiq/requirements.txt
 if wants extended || wants celery; then
   venv "$VF" tests/compat/celery/requirements.txt tests/compat/extended/requirements.txt
 fi
@@ -136,6 +139,9 @@ if wants celery; then
 fi
 if wants node; then
   run node '^# (pass|fail) ' bash -c 'cd tests/compat/node-frameworks && node --test --test-concurrency=1 ./*.test.mjs'
+fi
+if wants dramatiq; then
+  run dramatiq "$PYTEST_COUNT" "$VD/bin/python" -m pytest -q -p no:cacheprovider tests/compat/dramatiq
 fi
 if wants jms; then
   run jms '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' bash -c 'cd tests/compat/java-jms && mvn -B -ntp test'

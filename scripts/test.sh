@@ -102,7 +102,7 @@ if [[ " $LANES " == *" embedded "* ]]; then
   echo "== real-client suites"
   step=$SECONDS
   scripts/compat.sh || failed=1
-  scripts/frameworks.sh || failed=1 # Celery, JMS, sqs-consumer/producer, Query-era boto3, extended client
+  scripts/frameworks.sh || failed=1 # Celery, JMS, sqs-consumer/producer, Query-era boto3, extended client, Dramatiq
   step_done "real-client suites" "$step"
   echo "== the queue console in headless Chromium"
   step=$SECONDS
