@@ -9,20 +9,22 @@
 #   node          sqs-consumer 14 + sqs-producer 8
 #   jms           the Amazon SQS Java Messaging Library 2.1.4 (Maven)
 #   dramatiq      Dramatiq 2.2 over dramatiq-sqs 0.4, workers in the test process
+#   symfony       Symfony Messenger 5.4's Amazon SQS transport (Debian's packages, PHP 8.2)
 #
 # Installs what it needs, idempotently: Python venvs under ~/.cache/queen-sqs (kept across
 # clones; rebuilt when their requirements file changes), npm packages in
-# tests/compat/node-frameworks, Maven artifacts in ~/.m2. Ports are picked at run time (the
+# tests/compat/node-frameworks, Maven artifacts in ~/.m2, Debian's PHP and Symfony packages
+# (apt-get, as root or through sudo). Ports are picked at run time (the
 # host's: port 0) and each server is checked to be the process listening on its port
 # before any suite runs (scripts/lib/ports.sh).
-# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq") picks suites.
+# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 # shellcheck source=lib/ports.sh
 . scripts/lib/ports.sh
-SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq}
+SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
 
@@ -53,6 +55,16 @@ wants query_boto3 && venv "$VQ" tests/compat/query_boto3/requirements.txt
 wants dramatiq && venv "$VD" tests/compat/dramatiq/requirements.txt
 if wants extended || wants celery; then
   venv "$VF" tests/compat/celery/requirements.txt tests/compat/extended/requirements.txt
+fi
+if wants symfony; then
+  # Symfony Messenger and its SQS transport as Debian ships them (no Composer here).
+  PHP_PKGS=(php-cli php-symfony-messenger php-symfony-amazon-sqs-messenger php-async-aws-sqs php-symfony-event-dispatcher)
+  if ! dpkg -s "${PHP_PKGS[@]}" >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${PHP_PKGS[@]}" >/dev/null ||
+      { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${PHP_PKGS[@]}" >/dev/null; }
+  fi
 fi
 if wants node; then
   (cd tests/compat/node-frameworks && npm install --no-audit --no-fund --loglevel=error)
@@ -142,6 +154,9 @@ if wants node; then
 fi
 if wants dramatiq; then
   run dramatiq "$PYTEST_COUNT" "$VD/bin/python" -m pytest -q -p no:cacheprovider tests/compat/dramatiq
+fi
+if wants symfony; then
+  run symfony '^# [0-9]+ passed' php tests/compat/symfony/messenger_test.php
 fi
 if wants jms; then
   run jms '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' bash -c 'cd tests/compat/java-jms && mvn -B -ntp test'
