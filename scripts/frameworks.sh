@@ -10,6 +10,7 @@
 #   jms           the Amazon SQS Java Messaging Library 2.1.4 (Maven)
 #   dramatiq      Dramatiq 2.2 over dramatiq-sqs 0.4, workers in the test process
 #   symfony       Symfony Messenger 5.4's Amazon SQS transport (Debian's packages, PHP 8.2)
+#   spring        Spring Cloud AWS 3.4 (SQS and SNS starters) on Spring Boot 3.5 (Maven)
 #
 # Installs what it needs, idempotently: Python venvs under ~/.cache/queen-sqs (kept across
 # clones; rebuilt when their requirements file changes), npm packages in
@@ -17,14 +18,14 @@
 # (apt-get, as root or through sudo). Ports are picked at run time (the
 # host's: port 0) and each server is checked to be the process listening on its port
 # before any suite runs (scripts/lib/ports.sh).
-# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony") picks suites.
+# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony spring") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 # shellcheck source=lib/ports.sh
 . scripts/lib/ports.sh
-SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony}
+SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony spring}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
 
@@ -160,6 +161,9 @@ if wants symfony; then
 fi
 if wants jms; then
   run jms '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' bash -c 'cd tests/compat/java-jms && mvn -B -ntp test'
+fi
+if wants spring; then
+  run spring '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' bash -c 'cd tests/compat/spring && mvn -B -ntp test'
 fi
 
 echo
