@@ -118,12 +118,25 @@ pub async fn change_message_visibility_batch<T: Transport>(
         }
     }
     let verdicts = inflight::change(ctx, q, &changes).await;
-    for ((slot, text), verdict) in opened.into_iter().zip(verdicts) {
-        if let Err(e) = answer_change(verdict, text) {
+    for ((slot, _), verdict) in opened.into_iter().zip(verdicts) {
+        if let Err(e) = answer_change_entry(verdict) {
             results[slot].1 = Err(e);
         }
     }
     Ok(batch::answer(results))
+}
+
+/// A batch entry's answer differs from the single call's in one case: a deleted message's
+/// entry fails `ReceiptHandleIsInvalid`, unquoted (recorded on AWS by the Go CDK's
+/// conformance suite; its driver drops exactly that code from a nack's failures).
+fn answer_change_entry(verdict: Result<Changed, ApiError>) -> Result<(), ApiError> {
+    match verdict? {
+        Changed::Applied | Changed::Visible => Ok(()),
+        Changed::Deleted => Err(ApiError::new(
+            ErrorCode::ReceiptHandleIsInvalid,
+            "Message does not exist or is not available for visibility timeout change",
+        )),
+    }
 }
 
 /// One change's handle opened and its timeout checked.
