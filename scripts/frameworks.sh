@@ -11,6 +11,8 @@
 #   dramatiq      Dramatiq 2.2 over dramatiq-sqs 0.4, workers in the test process
 #   symfony       Symfony Messenger 5.4's Amazon SQS transport (Debian's packages, PHP 8.2)
 #   spring        Spring Cloud AWS 3.4 (SQS and SNS starters) on Spring Boot 3.5 (Maven)
+#   gocdk         the Go CDK's pubsub conformance suite for SNS/SQS, live, on an endpoint of
+#                 its own (scripts/gocdk-conformance.sh)
 #
 # Installs what it needs, idempotently: Python venvs under ~/.cache/queen-sqs (kept across
 # clones; rebuilt when their requirements file changes), npm packages in
@@ -18,14 +20,14 @@
 # (apt-get, as root or through sudo). Ports are picked at run time (the
 # host's: port 0) and each server is checked to be the process listening on its port
 # before any suite runs (scripts/lib/ports.sh).
-# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony spring") picks suites.
+# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony spring gocdk") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 # shellcheck source=lib/ports.sh
 . scripts/lib/ports.sh
-SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony spring}
+SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony spring gocdk}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
 
@@ -164,6 +166,9 @@ if wants jms; then
 fi
 if wants spring; then
   run spring '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' bash -c 'cd tests/compat/spring && mvn -B -ntp test'
+fi
+if wants gocdk; then
+  run gocdk '^[0-9]+ passed, [0-9]+ failed' scripts/gocdk-conformance.sh
 fi
 
 echo
