@@ -13,6 +13,7 @@
 #   spring        Spring Cloud AWS 3.4 (SQS and SNS starters) on Spring Boot 3.5 (Maven)
 #   gocdk         the Go CDK's pubsub conformance suite for SNS/SQS, live, on an endpoint of
 #                 its own (scripts/gocdk-conformance.sh)
+#   keda          KEDA 2.21's aws-sqs-queue scaler (Go; its first build takes minutes)
 #
 # Installs what it needs, idempotently: Python venvs under ~/.cache/queen-sqs (kept across
 # clones; rebuilt when their requirements file changes), npm packages in
@@ -20,14 +21,14 @@
 # (apt-get, as root or through sudo). Ports are picked at run time (the
 # host's: port 0) and each server is checked to be the process listening on its port
 # before any suite runs (scripts/lib/ports.sh).
-# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony spring gocdk") picks suites.
+# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony spring gocdk keda") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 # shellcheck source=lib/ports.sh
 . scripts/lib/ports.sh
-SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony spring gocdk}
+SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony spring gocdk keda}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
 
@@ -169,6 +170,9 @@ if wants spring; then
 fi
 if wants gocdk; then
   run gocdk '^[0-9]+ passed, [0-9]+ failed' scripts/gocdk-conformance.sh
+fi
+if wants keda; then
+  run keda '^(ok|FAIL)\s' bash -c 'set -o pipefail; cd tests/compat/keda && go test -count=1 -v ./... | grep -E "^(--- |ok|FAIL|PASS)|_test.go:"'
 fi
 
 echo
