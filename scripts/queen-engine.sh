@@ -19,7 +19,7 @@
 #   scripts/queen-engine.sh free-port        prints a loopback TCP port free right now
 #
 # The engine runs at its DEFAULT settings except those in scripts/queen-engine.env (the
-# same list the Rust test support compiles in; the facade's README says why);
+# same list the Rust test support compiles in; docs/operations.md says why);
 # QUEEN_ENGINE_EXTRA_ENV adds more, space-separated NAME=VALUE.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"

@@ -19,7 +19,7 @@ use tokio::net::TcpStream;
 const POLLS: usize = 10_000;
 const SENT: usize = 20;
 /// The stated ceiling for a waiting poll's private memory in the host (measured on the
-/// release host: about 105 KiB; README, "Long polls").
+/// release host: about 105 KiB; docs/hardening.md, "Ten thousand long polls").
 const MAX_KIB_PER_POLL: u64 = 256;
 
 /// The started host, killed (by its own pid) when dropped.
