@@ -302,3 +302,48 @@ async fn a_broker_failure_answers_service_unavailable() {
     )
     .await;
 }
+
+/// A push the broker spools instead of storing (`buffered`: the released engine's answer
+/// when its database write fails, as it did when a PurgeQueue deleted the queue under a
+/// send; checker, engine seed 462) is pushed again, with the same transaction ids, after a
+/// pause: the send is answered 200 once the broker stores it, and the message is there
+/// once. Only while the broker keeps spooling is the send answered 503.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_the_broker_spools_is_pushed_again_and_the_send_succeeds() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let a = Endpoint::start().await;
+    let url = a.create_queue("spooled", json!({})).await;
+    let spooled = Arc::new(AtomicUsize::new(0));
+    let count = spooled.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        if !seen.path_and_query.starts_with("/api/v1/push") || count.fetch_add(1, SeqCst) > 0 {
+            return None;
+        }
+        let sent: Value = serde_json::from_slice(seen.body).unwrap();
+        let answer: Vec<Value> = sent["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                json!({"index": i, "message_id": "01a243d8-085a-7000-ae22-0c81753ac356",
+                       "transaction_id": item["transactionId"], "queueName": item["queue"],
+                       "status": "buffered"})
+            })
+            .collect();
+        Some((201, serde_json::to_vec(&answer).unwrap()))
+    });
+    let b = a.replica_behind(hook).await;
+    let url_b = url.replace(&a.url, &b.url);
+    let sent = b
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url_b, "MessageBody": "kept"}),
+        )
+        .await;
+    assert!(spooled.load(SeqCst) >= 2, "spooled once, then pushed again");
+    let got = receive(&a, &url, 10).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["Body"], "kept");
+    assert_eq!(got[0]["MessageId"], sent["MessageId"]);
+}

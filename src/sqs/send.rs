@@ -312,16 +312,16 @@ async fn deliver<T: Transport>(
     };
     let (pushed, scheduled) = futures_util::future::join(push_call, timer_call).await;
     let (mut pushed, scheduled) = (pushed?, scheduled?);
-    name_duplicates(ctx, &pushes, &mut pushed).await;
+    push_again(ctx, &pushes, &mut pushed).await;
     hold_back(ctx, q, msgs, &push_of, &pushes, &pushed).await;
 
     let mut out = Vec::with_capacity(msgs.len());
     for (i, (_, m)) in msgs.iter().enumerate() {
         let mut answer = digests(&m.envelope);
-        // The released engine answers `buffered` when it could not reach its database and
-        // spooled the message to disk for a later replay: not stored yet, and the broker is
-        // in trouble, so the client is told to retry (a replay plus a retry is a duplicate,
-        // which at-least-once allows; never a message acknowledged and lost).
+        // Still `buffered` after `push_again`: the released engine keeps failing to write
+        // to its database and spooled the message for a later replay. Not stored yet and
+        // the broker is in trouble, so the client is told to retry (a replay plus a retry
+        // is a duplicate, which at-least-once allows; never a message acknowledged and lost).
         let retry = push_of[i]
             .and_then(|j| pushed.get(j))
             .and_then(|p| match &p.status {
@@ -332,7 +332,7 @@ async fn deliver<T: Transport>(
             });
         let landed = if let Some(p) = push_of[i].and_then(|j| pushed.get(j)) {
             match p.status {
-                // A duplicate the broker still does not name after `name_duplicates` is
+                // A duplicate the broker still does not name after `push_again` is
                 // answered as the broker said (the nil id; docs/divergences.md): stored once,
                 // so a success, where a retryable error would fail the producer for good.
                 PushStatus::Queued | PushStatus::Duplicate | PushStatus::DuplicateUnnamed => {
@@ -366,26 +366,37 @@ async fn deliver<T: Transport>(
     Ok(out)
 }
 
-/// Pushes again, after a pause, the duplicates the broker answered without naming their
-/// original (the released engine): a duplicate again writes nothing, and may name it then.
-async fn name_duplicates<T: Transport>(
+/// Pushes again, after a pause, what the broker answered without storing it plainly, with
+/// the same transaction ids (so a second write of one message is a duplicate):
+/// - duplicates answered without their original's id (the released engine under load): a
+///   duplicate again writes nothing, and may name it then;
+/// - items the released engine spooled (`buffered`) because its database write failed,
+///   as it does when a PurgeQueue deletes the queue under the push: stored now, the send
+///   succeeds; the spool's later replay is the duplicate at-least-once allows. Only what is
+///   still spooled after the last pause is answered `ServiceUnavailable`.
+async fn push_again<T: Transport>(
     ctx: &Ctx<'_, T>,
     pushes: &[PushItem],
     pushed: &mut [crate::queen::PushResult],
 ) {
+    let again_wanted = |status: &PushStatus| match status {
+        PushStatus::DuplicateUnnamed => true,
+        PushStatus::NotStored(s) => s == "buffered",
+        _ => false,
+    };
     for pause_ms in [50, 250, 1_000] {
-        let unnamed: Vec<usize> = (0..pushed.len())
-            .filter(|&j| pushed[j].status == PushStatus::DuplicateUnnamed)
+        let pending: Vec<usize> = (0..pushed.len())
+            .filter(|&j| again_wanted(&pushed[j].status))
             .collect();
-        if unnamed.is_empty() {
+        if pending.is_empty() {
             return;
         }
         ctx.queen.transport().pause(pause_ms).await;
-        let again: Vec<PushItem> = unnamed.iter().map(|&j| pushes[j].clone()).collect();
+        let again: Vec<PushItem> = pending.iter().map(|&j| pushes[j].clone()).collect();
         let Ok(answers) = ctx.queen.push(&again).await else {
             return;
         };
-        for (&j, answer) in unnamed.iter().zip(answers) {
+        for (&j, answer) in pending.iter().zip(answers) {
             pushed[j] = answer;
         }
     }
