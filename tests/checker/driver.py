@@ -742,9 +742,11 @@ class Run:
                         pick = rng.choice(twins)[-2:] if twins else None
                     if pick:
                         self.do_batch(rng, cid, pick, "delete")
-                # Pace: never spin.
-                if plans and plans[0][0] > now():
-                    time.sleep(min(0.05, plans[0][0] - now()))
+                # Pace: never spin. (The time left is read once: read twice, it could be
+                # past due by the second read, and a negative sleep raises; seed 472.)
+                due_in = plans[0][0] - now() if plans else 0.0
+                if due_in > 0:
+                    time.sleep(min(0.05, due_in))
         except Exception:
             self.say(f"consumer {cid} crashed:\n{traceback.format_exc()}")
             self.crashed = True
