@@ -75,6 +75,27 @@ async fn arn_of(q: &sqs::Client, url: &str) -> String {
     got.attributes.unwrap()[&QueueAttributeName::QueueArn].clone()
 }
 
+/// Sends a receive and answers its messages (none is an empty list).
+trait ReceiveMessages {
+    async fn send_for_messages(self) -> Vec<sqs::types::Message>;
+}
+
+impl ReceiveMessages for sqs::operation::receive_message::builders::ReceiveMessageFluentBuilder {
+    async fn send_for_messages(self) -> Vec<sqs::types::Message> {
+        self.send().await.expect("ReceiveMessage").messages.unwrap_or_default()
+    }
+}
+
+/// Deletes one received message.
+async fn delete(q: &sqs::Client, url: &str, m: &sqs::types::Message) {
+    q.delete_message()
+        .queue_url(url)
+        .receipt_handle(m.receipt_handle.clone().unwrap())
+        .send()
+        .await
+        .expect("DeleteMessage");
+}
+
 fn string_attr(v: &str) -> MessageAttributeValue {
     MessageAttributeValue::builder()
         .data_type("String")
@@ -185,10 +206,9 @@ async fn a_message_with_every_attribute_type_round_trips_with_its_digests() {
         .wait_time_seconds(2)
         .message_attribute_names("All")
         .message_system_attribute_names(MessageSystemAttributeName::All)
-        .send()
-        .await
-        .unwrap();
-    let messages = got.messages.unwrap_or_default();
+        .send_for_messages()
+        .await;
+    let messages = got;
     assert_eq!(messages.len(), 1);
     let m = &messages[0];
     assert_eq!(m.message_id, sent.message_id);
@@ -203,12 +223,7 @@ async fn a_message_with_every_attribute_type_round_trips_with_its_digests() {
     assert_eq!(system[&MessageSystemAttributeName::ApproximateReceiveCount], "1");
     assert!(system.contains_key(&MessageSystemAttributeName::AwsTraceHeader));
 
-    q.delete_message()
-        .queue_url(&url)
-        .receipt_handle(m.receipt_handle.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    delete(&q, &url, m).await;
     // A handle this endpoint never minted is the typed error, never a 5xx.
     let bad = q
         .delete_message()
@@ -255,10 +270,9 @@ async fn the_largest_body_round_trips_and_one_byte_more_is_refused() {
         .queue_url(&url)
         .max_number_of_messages(10)
         .wait_time_seconds(2)
-        .send()
-        .await
-        .unwrap();
-    let messages = got.messages.unwrap_or_default();
+        .send_for_messages()
+        .await;
+    let messages = got;
     assert_eq!(messages.len(), 1, "only the message within the limit");
     assert_eq!(messages[0].body.as_deref().map(str::len), Some(body.len()));
     assert_eq!(messages[0].md5_of_body.as_deref(), Some(md5_hex(body.as_bytes()).as_str()));
@@ -322,15 +336,13 @@ async fn batches_and_their_typed_errors() {
             .queue_url(&url)
             .max_number_of_messages(10)
             .wait_time_seconds(1)
-            .send()
-            .await
-            .unwrap();
-        let messages = got.messages.unwrap_or_default();
-        if messages.is_empty() {
+            .send_for_messages()
+            .await;
+        if got.is_empty() {
             break;
         }
         let mut del = q.delete_message_batch().queue_url(&url);
-        for (i, m) in messages.iter().enumerate() {
+        for (i, m) in got.iter().enumerate() {
             del = del.entries(
                 sqs::types::DeleteMessageBatchRequestEntry::builder()
                     .id(format!("d{i}"))
@@ -394,19 +406,12 @@ async fn a_fifo_queue_keeps_order_and_deduplicates() {
             .queue_url(&url)
             .max_number_of_messages(2)
             .wait_time_seconds(2)
-            .send()
-            .await
-            .unwrap();
-        let messages = got.messages.unwrap_or_default();
-        assert!(!messages.is_empty(), "stalled after {bodies:?}");
-        for m in messages {
+            .send_for_messages()
+            .await;
+        assert!(!got.is_empty(), "stalled after {bodies:?}");
+        for m in &got {
             bodies.push(m.body.clone().unwrap());
-            q.delete_message()
-                .queue_url(&url)
-                .receipt_handle(m.receipt_handle.unwrap())
-                .send()
-                .await
-                .unwrap();
+            delete(&q, &url, m).await;
         }
     }
     assert_eq!(bodies, ["m0", "m1", "m2", "m3", "m4"]);
@@ -434,10 +439,9 @@ async fn a_message_never_deleted_reaches_the_dead_letter_queue_with_its_count() 
             .queue_url(&src)
             .visibility_timeout(0)
             .wait_time_seconds(2)
-            .send()
-            .await
-            .unwrap();
-        delivered += got.messages.unwrap_or_default().len();
+            .send_for_messages()
+            .await;
+        delivered += got.len();
     }
     assert_eq!(delivered, 2, "two deliveries before the move");
     let got = q
@@ -445,10 +449,9 @@ async fn a_message_never_deleted_reaches_the_dead_letter_queue_with_its_count() 
         .queue_url(&dlq)
         .wait_time_seconds(2)
         .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
-        .send()
-        .await
-        .unwrap();
-    let messages = got.messages.unwrap_or_default();
+        .send_for_messages()
+        .await;
+    let messages = got;
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].body.as_deref(), Some("poison"));
     let count: u32 = messages[0].attributes.as_ref().unwrap()
@@ -477,11 +480,8 @@ async fn visibility_ends_and_is_changed() {
         .queue_url(&url)
         .visibility_timeout(1)
         .wait_time_seconds(2)
-        .send()
-        .await
-        .unwrap()
-        .messages
-        .unwrap_or_default();
+        .send_for_messages()
+        .await;
     assert_eq!(first.len(), 1);
     q.change_message_visibility()
         .queue_url(&url)
@@ -494,22 +494,16 @@ async fn visibility_ends_and_is_changed() {
     let hidden = q
         .receive_message()
         .queue_url(&url)
-        .send()
-        .await
-        .unwrap()
-        .messages
-        .unwrap_or_default();
+        .send_for_messages()
+        .await;
     assert!(hidden.is_empty(), "still hidden by the change");
     let back = q
         .receive_message()
         .queue_url(&url)
         .wait_time_seconds(5)
         .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
-        .send()
-        .await
-        .unwrap()
-        .messages
-        .unwrap_or_default();
+        .send_for_messages()
+        .await;
     assert_eq!(back.len(), 1);
     assert_eq!(back[0].message_id, first[0].message_id);
     assert_eq!(
@@ -576,11 +570,8 @@ async fn sns_fans_out_to_queues_raw_and_enveloped_and_batches() {
         .queue_url(&raw)
         .wait_time_seconds(2)
         .message_attribute_names("All")
-        .send()
-        .await
-        .unwrap()
-        .messages
-        .unwrap_or_default();
+        .send_for_messages()
+        .await;
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].body.as_deref(), Some("to everyone"));
     assert_eq!(
@@ -591,11 +582,8 @@ async fn sns_fans_out_to_queues_raw_and_enveloped_and_batches() {
         .receive_message()
         .queue_url(&enveloped)
         .wait_time_seconds(2)
-        .send()
-        .await
-        .unwrap()
-        .messages
-        .unwrap_or_default();
+        .send_for_messages()
+        .await;
     assert_eq!(got.len(), 1);
     let envelope: serde_json::Value =
         serde_json::from_str(got[0].body.as_deref().unwrap()).expect("a JSON envelope");
@@ -633,11 +621,8 @@ async fn sns_fans_out_to_queues_raw_and_enveloped_and_batches() {
             .queue_url(&raw)
             .max_number_of_messages(10)
             .wait_time_seconds(1)
-            .send()
-            .await
-            .unwrap()
-            .messages
-            .unwrap_or_default();
+            .send_for_messages()
+            .await;
         bodies.extend(got.into_iter().filter_map(|m| m.body));
         if bodies.len() >= 2 {
             break;
@@ -685,21 +670,13 @@ async fn each_message_of_a_receive_carries_its_own_attributes() {
             .max_number_of_messages(10)
             .wait_time_seconds(1)
             .message_attribute_names("All")
-            .send()
-            .await
-            .unwrap()
-            .messages
-            .unwrap_or_default();
+            .send_for_messages()
+            .await;
         for m in &got {
             let body = m.body.as_deref().unwrap();
             let value = m.message_attributes.as_ref().unwrap()["a"].string_value.as_deref();
             assert_eq!(value, want.get(body).map(String::as_str), "{body}");
-            q.delete_message()
-                .queue_url(&url)
-                .receipt_handle(m.receipt_handle.clone().unwrap())
-                .send()
-                .await
-                .unwrap();
+            delete(&q, &url, m).await;
             seen += 1;
         }
         if seen == 10 {
