@@ -97,6 +97,12 @@ pub struct TimerPeek {
     /// base64, as stored.
     #[serde(default)]
     pub payload: String,
+    /// The broker id the timer's fire will give the message it pushes.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// When it is due, by the broker's clock (ISO 8601).
+    #[serde(default)]
+    pub deliver_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -258,21 +258,27 @@ impl<'p> Plan<'p> {
     }
 }
 
-/// Of the popped messages, those whose delivery was deleted after its timer fired (by
-/// index): one KV read, for redelivered copies only. A copy in a lane of its own is held
-/// by leases: no timer handle names it.
+/// Of the popped messages, those whose delivery was deleted after its timer fired, or
+/// pushed by a fire a visibility change superseded (by index): one KV read, for
+/// redelivered copies only. A copy in a lane of its own is held by leases: no timer
+/// handle names it.
 async fn deleted_late<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     messages: &[PoppedMessage],
     envelopes: &[Envelope],
 ) -> Vec<usize> {
-    let copies: Vec<(usize, String, u32)> = messages
+    let copies: Vec<timer::PoppedCopy<'_>> = messages
         .iter()
         .zip(envelopes)
         .enumerate()
         .filter(|(_, (m, e))| carried::is_redelivery(e) && !lease::is_solo_lane(&m.partition))
-        .map(|(i, (m, e))| (i, message_id(e, m), carried::receive_count(e)))
+        .map(|(slot, (m, e))| timer::PoppedCopy {
+            slot,
+            message_id: message_id(e, m),
+            count: carried::receive_count(e),
+            broker_id: &m.id,
+        })
         .collect();
     timer::deleted_late(ctx, q, &copies).await
 }

@@ -21,13 +21,17 @@
 //!   finds the timer fired answers success and changes nothing, as SQS does once a
 //!   visibility has ended (`Changed::Visible`), unless that delivery was deleted late or
 //!   purged (`Changed::Deleted`). To 0, the copy is pushed and the timer cancelled in one
-//!   transaction, so the message is visible when the call returns; should the timer have
-//!   fired in between, the message exists twice (a duplicate, never a loss).
+//!   transaction, so the message is visible when the call returns. Should the engine's
+//!   sweeper hold the timer at that moment (its cancel answers `too_late`), its fire will
+//!   push a second copy of that delivery, at once or after its claim lease: the fire's
+//!   broker id is marked (`stray_key`, beside the tombstones) and a receive drops that
+//!   copy, so a message released and deleted does not come back (checker engine seed 461).
 //!
 //! Costs per message: one cancel per delete (a batch is one call). No KV write on the
 //! happy path, so the released engine's KV rate limits do not throttle receives.
 
 use super::{received_ms, Changed};
+use crate::calendar::parse_iso_ms;
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{Envelope, ReceiptHandle};
@@ -120,7 +124,56 @@ fn tombstone_key(queue: &str, message_id: &str, count: u32) -> String {
     format!("qs:del:{queue}:{message_id}.{count}")
 }
 
-/// Of the popped copies (index, MessageId, receive count carried), those deleted late:
+/// The mark of a timer's fire that a visibility change to 0 superseded: the copy the fire
+/// pushes, under the broker id `fire_id`, is a second one of that delivery. Beside the
+/// delivery's tombstones, so the receive's one prefix read finds both.
+fn stray_key(queue: &str, message_id: &str, count: u32, fire_id: &str) -> String {
+    format!("qs:del:{queue}:{message_id}.{count}.fire.{fire_id}")
+}
+
+/// A copy a receive popped and may have to drop: its slot, MessageId, the receive count
+/// it carries, and its broker id.
+pub struct PoppedCopy<'c> {
+    pub slot: usize,
+    pub message_id: String,
+    pub count: u32,
+    pub broker_id: &'c str,
+}
+
+/// What the marks of one message say: the oldest delivery deleted late, and the fires
+/// superseded (receive count, broker id).
+#[derive(Default)]
+struct Marks {
+    oldest_deleted: Option<u32>,
+    strays: Vec<(u32, String)>,
+}
+
+impl Marks {
+    fn read(rows: &[crate::queen::KvRow], prefix: &str) -> Marks {
+        let mut marks = Marks::default();
+        for rest in rows.iter().filter_map(|r| r.key.strip_prefix(prefix)) {
+            if let Ok(count) = rest.parse::<u32>() {
+                marks.oldest_deleted = Some(marks.oldest_deleted.map_or(count, |o| o.min(count)));
+            } else if let Some((count, fire)) = rest.split_once(".fire.") {
+                if let Ok(count) = count.parse::<u32>() {
+                    marks.strays.push((count, fire.to_string()));
+                }
+            }
+        }
+        marks
+    }
+
+    fn drops(&self, c: &PoppedCopy<'_>) -> bool {
+        self.oldest_deleted
+            .is_some_and(|deleted| deleted <= c.count)
+            || self
+                .strays
+                .iter()
+                .any(|(count, fire)| *count == c.count && fire == c.broker_id)
+    }
+}
+
+/// Of the popped copies, those deleted late or pushed by a superseded fire (`stray_key`):
 /// a copy is dropped when a delivery of its message as old as the copy's, or older, was
 /// deleted after its visibility ended. As SQS deletes a visible message by an older
 /// receipt handle (recorded: the filter-policy tests receive at visibility 0, receive
@@ -132,12 +185,12 @@ fn tombstone_key(queue: &str, message_id: &str, count: u32) -> String {
 pub async fn deleted_late<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
-    copies: &[(usize, String, u32)],
+    copies: &[PoppedCopy<'_>],
 ) -> Vec<usize> {
     let mut ids: Vec<&str> = Vec::new();
-    for (_, id, _) in copies {
-        if !ids.contains(&id.as_str()) {
-            ids.push(id);
+    for c in copies {
+        if !ids.contains(&c.message_id.as_str()) {
+            ids.push(&c.message_id);
         }
     }
     if ids.is_empty() {
@@ -151,26 +204,22 @@ pub async fn deleted_late<T: Transport>(
     let Ok(results) = ctx.queen.kv_results(ops).await else {
         return Vec::new();
     };
-    // The oldest deleted delivery of each message.
-    let oldest: Vec<Option<u32>> = ids
+    let marks: Vec<Marks> = ids
         .iter()
         .zip(results.iter().map(Some).chain(std::iter::repeat(None)))
         .map(|(id, r)| {
-            let prefix = tombstone_prefix(&q.name, id);
-            r?.rows
-                .iter()
-                .filter_map(|row| row.key.strip_prefix(&prefix)?.parse::<u32>().ok())
-                .min()
+            r.map_or_else(Marks::default, |r| {
+                Marks::read(&r.rows, &tombstone_prefix(&q.name, id))
+            })
         })
         .collect();
     copies
         .iter()
-        .filter(|(_, id, count)| {
-            let at = ids.iter().position(|x| x == id);
-            at.and_then(|i| oldest[i])
-                .is_some_and(|deleted| deleted <= *count)
+        .filter(|c| {
+            let at = ids.iter().position(|x| *x == c.message_id);
+            at.is_some_and(|i| marks[i].drops(c))
         })
-        .map(|(i, _, _)| *i)
+        .map(|c| c.slot)
         .collect()
 }
 
@@ -307,6 +356,20 @@ async fn cancel_stray<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, key: &str
     }
 }
 
+/// Marks a superseded fire after the change committed. Tried three times, and the change
+/// succeeds whatever comes of it: the copy is visible as asked, and an unmarked fire is a
+/// duplicate, never a loss.
+async fn mark_stray<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, mark: String) {
+    let mut pause_ms = 20;
+    for _ in 0..3 {
+        if mark_deleted(ctx, q, vec![mark.clone()]).await.is_ok() {
+            return;
+        }
+        ctx.queen.transport().pause(pause_ms).await;
+        pause_ms *= 4;
+    }
+}
+
 /// A change to 0 by the handle of an earlier delivery: SQS makes the message visible when
 /// a newer delivery holds it (recorded: test_terminate_visibility_timeout_after_receive
 /// receives at visibility 0, again for 3 s, then changes the first handle to 0 and
@@ -378,6 +441,28 @@ async fn release<T: Transport>(
     // message it pushes: should the timer have fired since the read, the broker's
     // deduplication refuses this push and the whole change rolls back, so the message is
     // never in the queue twice (`DUPLICATE_GUARD_SECONDS`).
+    // Only a due timer can be in the sweeper's hands: near its due time the mark of its
+    // fire rides in the transaction, so no receive can take the fire's copy before it.
+    let stray = match (&peek.message_id, count_of_key(key)) {
+        (Some(fire), Some(count)) => Some(stray_key(&q.name, &h.message_id, count, fire)),
+        _ => None,
+    };
+    let due_soon = peek
+        .deliver_at
+        .as_deref()
+        .and_then(parse_iso_ms)
+        .is_none_or(|due| due <= ctx.now_ms + STRAY_MARK_AHEAD_MS);
+    let ttl = q.retention_seconds().max(60);
+    let kv = match &stray {
+        Some(mark) if due_soon => vec![KvOp::put_ttl(
+            mark.clone(),
+            serde_json::json!(true),
+            ttl,
+            None,
+        )],
+        _ => Vec::new(),
+    };
+    let marked_in_txn = !kv.is_empty();
     let txn = Transaction {
         pushes: vec![PushItem {
             queue: q.name.clone(),
@@ -385,6 +470,7 @@ async fn release<T: Transport>(
             payload,
             transaction_id: Some(peek.txn),
         }],
+        kv,
         timers: vec![TimerOp::Cancel(TimerCancel::new(&q.name, key))],
         ..Transaction::default()
     };
@@ -396,6 +482,13 @@ async fn release<T: Transport>(
                 .map(TimerVerdict::of)
             {
                 Some(TimerVerdict::Cancelled) => Ok(Changed::Applied),
+                // Held by the sweeper: its fire will push a second copy of this delivery.
+                Some(TimerVerdict::TooLate) => {
+                    if let (Some(mark), false) = (stray, marked_in_txn) {
+                        mark_stray(ctx, q, mark).await;
+                    }
+                    Ok(Changed::Applied)
+                }
                 // Cancelled by a delete or a purge since the read: the copy must not
                 // stand for the delivery.
                 Some(TimerVerdict::Absent) if purged_since_received(ctx, q, h).await? => {
@@ -423,6 +516,10 @@ async fn release<T: Transport>(
         )),
     }
 }
+
+/// How far ahead of a timer's due time a release marks its fire in the transaction itself:
+/// the broker's clock may run ahead of this host's.
+const STRAY_MARK_AHEAD_MS: i64 = 2_000;
 
 /// Whether the handle's delivery was made before the queue was last purged (or made
 /// again): its message is gone with the rest, as SQS says of a purge, so a change of it
@@ -478,6 +575,35 @@ async fn not_held<T: Transport>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(key: String) -> crate::queen::KvRow {
+        serde_json::from_value(serde_json::json!({"key": key, "value": true})).unwrap()
+    }
+
+    #[test]
+    fn a_superseded_fire_drops_only_its_own_copy() {
+        let prefix = tombstone_prefix("q", "m1");
+        let rows = vec![
+            row(stray_key("q", "m1", 2, "fire-b")),
+            row(tombstone_key("q", "m1", 5)),
+        ];
+        let marks = Marks::read(&rows, &prefix);
+        let copy = |count, broker_id| PoppedCopy {
+            slot: 0,
+            message_id: "m1".into(),
+            count,
+            broker_id,
+        };
+        // The fire's copy of delivery 2 goes; the change's own copy of it stays.
+        assert!(marks.drops(&copy(2, "fire-b")));
+        assert!(!marks.drops(&copy(2, "released-a")));
+        // Another delivery's copy under that broker id is not the fire's.
+        assert!(!marks.drops(&copy(3, "fire-b")));
+        // The tombstone of delivery 5 drops copies of it and later ones.
+        assert!(marks.drops(&copy(5, "x")));
+        assert!(marks.drops(&copy(6, "x")));
+        assert!(!marks.drops(&copy(4, "x")));
+    }
 
     #[test]
     fn keys_carry_the_receive_count() {
