@@ -349,3 +349,85 @@ async fn queue_scope_dedup_spans_groups() {
     b.sort();
     assert_eq!(b, ["x", "y"]);
 }
+
+/// (f) Two concurrent sends of one deduplication id in two groups (checker engine seed
+/// 462): the claim goes to one sender while the other's push would reach the broker
+/// first. The message stored is the claim holder's, in its own group, and both sends
+/// answer its MessageId; the other send's body is never stored in the holder's group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_duplicate_racing_the_holder_of_its_id_is_not_stored_in_the_holders_group() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = fifo(
+        &a,
+        "race.fifo",
+        json!({"ContentBasedDeduplication": "false"}),
+    )
+    .await;
+    // Replica b's push of the holder's message reaches the broker 600 ms late.
+    let held = Arc::new(AtomicBool::new(false));
+    let seen = held.clone();
+    let b = a
+        .replica_behind(Arc::new(move |s: &support::Seen| {
+            let body = String::from_utf8_lossy(s.body);
+            let push = s.path_and_query.starts_with("/api/v1/push");
+            if push && body.contains("held-body") && !seen.swap(true, SeqCst) {
+                std::thread::sleep(Duration::from_millis(600));
+            }
+            None
+        }))
+        .await;
+    let url_b = url.replace(&a.url, &b.url);
+    let send_in = |ep: Endpoint, url: String, body: &'static str, group: &'static str| async move {
+        ep.sqs(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": body, "MessageGroupId": group,
+                   "MessageDeduplicationId": "same"}),
+        )
+        .await
+    };
+    let holder = tokio::spawn(send_in(b, url_b, "held-body", "g2"));
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !held.load(SeqCst) && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(held.load(SeqCst), "the holder's push is on its way");
+    let (status, racer) = a
+        .sqs(
+            "SendMessage",
+            json!({"QueueUrl": url, "MessageBody": "racer-body", "MessageGroupId": "g0",
+                   "MessageDeduplicationId": "same"}),
+        )
+        .await;
+    let (holder_status, holder) = holder.await.unwrap();
+    assert_eq!(holder_status, 200, "{holder}");
+    assert_eq!(status, 200, "{racer}");
+    assert_eq!(
+        racer["MessageId"], holder["MessageId"],
+        "the duplicate answers the holder's MessageId"
+    );
+    let v = a
+        .sqs_ok(
+            "ReceiveMessage",
+            json!({"QueueUrl": url, "MaxNumberOfMessages": 10, "WaitTimeSeconds": 1,
+                   "MessageSystemAttributeNames": ["All"]}),
+        )
+        .await;
+    let got: Vec<(String, String)> = v["Messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|m| {
+            let body = m["Body"].as_str().unwrap_or("").to_string();
+            let group = m["Attributes"]["MessageGroupId"].as_str().unwrap_or("");
+            (body, group.to_string())
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [("held-body".to_string(), "g2".to_string())],
+        "one message, the holder's, in its own group"
+    );
+}

@@ -7,9 +7,16 @@
 //! whole send, before the push. A send whose id is already claimed by another group is
 //! pushed into THAT group with the same id: the broker's own per-group deduplication then
 //! writes nothing and answers the original's MessageId, as SQS does. The broker's window
-//! starts after the claim's, so it is still open while the claim lives. Should a claim
-//! outlive a push that never landed (the push failed after the claim), the retry lands
-//! in the claiming group: delivered, never lost.
+//! starts after the claim's, so it is still open while the claim lives.
+//!
+//! Only a message that has landed may be answered that way: two concurrent sends of one id
+//! in two groups can see the claim won by one and the other's push arrive first, and a
+//! push routed into a lane where the holder's message is not yet stores one group's
+//! message in another group's lane (checker engine seed 462). A claim says when it was
+//! made, and a send routed to another group waits until the claim is `LANDING_GRACE_MS`
+//! old: the holder's push, sent right after its claim, has landed by then (or failed). A
+//! holder's push stalled longer than that still loses the race; the message is then
+//! delivered in the holder's group, never lost (`docs/divergences.md`).
 //!
 //! Cost: one KV write call per FIFO send on a queue-scoped queue.
 
@@ -19,6 +26,10 @@ use crate::http::Transport;
 use crate::queen::{KvOp, PushItem};
 use crate::wire::ApiError;
 use serde_json::{json, Value};
+
+/// How old a claim is before a send of its id in another group is routed to the claim's:
+/// the holder's push, sent right after the claim, has landed by then.
+const LANDING_GRACE_MS: i64 = 2_000;
 
 /// A deduplication id's claim, scoped to the queue's incarnation: a purge, or a delete and
 /// create under the same name, starts afresh, so an id used before names no group after.
@@ -54,18 +65,29 @@ pub async fn route<T: Transport>(
         return Ok(());
     }
     let ttl = q.dedup_window_seconds();
+    let claim = |group: &str| json!({ "g": group, "at": ctx.now_ms });
     let ops = claims
         .iter()
-        .map(|(id, group)| KvOp::put_ttl(key(q, id), json!({ "g": group }), ttl, Some(0)))
+        .map(|(id, group)| KvOp::put_ttl(key(q, id), claim(group), ttl, Some(0)))
         .collect();
     let results = ctx.queen.kv_results(ops).await?;
+    let mut waited = 0;
     for ((_, group), r) in claims.iter_mut().zip(&results) {
         if r.applied() {
             continue;
         }
-        if let Some(holder) = r.value.get("g").and_then(Value::as_str) {
+        let Some(holder) = r.value.get("g").and_then(Value::as_str) else {
+            continue;
+        };
+        if holder != group.as_str() {
+            let made = r.value.get("at").and_then(Value::as_i64).unwrap_or(0);
+            let wait = (made + LANDING_GRACE_MS - ctx.now_ms).clamp(0, LANDING_GRACE_MS);
+            waited = waited.max(wait);
             *group = holder.to_string();
         }
+    }
+    if waited > 0 {
+        ctx.queen.transport().pause(waited as u64).await;
     }
     for p in pushes.iter_mut() {
         if let Some(id) = &p.transaction_id {
