@@ -489,8 +489,7 @@ async fn is_dead_letter_queue<T: Transport>(
         .kv_prefix_all(registry::QUEUE_PREFIX, 10_000)
         .await?;
     Ok(rows.into_iter().any(|row| {
-        serde_json::from_value::<QueueRecord>(row.value)
-            .ok()
+        registry::parse(row.value)
             .and_then(|r| r.redrive(ctx.cfg))
             .is_some_and(|(dlq, _)| dlq == name)
     }))

@@ -49,8 +49,12 @@ pub async fn create_queue<T: Transport>(
         ])
         .await?;
     if let Some(row) = found.first().and_then(|r| r.row()) {
-        if let Ok(record) = serde_json::from_value::<QueueRecord>(row.value) {
-            return existing(ctx, &record, &changes, url).await;
+        match serde_json::from_value::<QueueRecord>(row.value) {
+            Ok(record) if record.deleting.is_some() => {
+                finish_delete(ctx, name, Some(row.version)).await?;
+            }
+            Ok(record) => return existing(ctx, &record, &changes, url).await,
+            Err(_) => {}
         }
     }
     if found.get(1).and_then(|r| r.row()).is_some() {
@@ -95,6 +99,7 @@ pub async fn create_queue<T: Transport>(
         purged: 0,
         queue_dedup: None,
         purging: None,
+        deleting: None,
     };
     let record = QueueRecord {
         queue_dedup: fifo.then(|| super::dedup::queue_scoped(&record)),
@@ -204,15 +209,33 @@ pub async fn delete_queue<T: Transport>(
             KvOp::put(registry::gone_key(name), json!(ctx.now_ms), None),
         ])
         .await?;
-    // The broker queue before the record: a failure here leaves a queue the client can
-    // still see and delete again, never a broker queue nobody can re-create.
+    // Marked before the broker queue goes: cut off after that, the record would name a
+    // queue the broker no longer has, and the next send would re-create it with the
+    // broker's defaults. Marked, it is gone to every reader (`registry::parse`), and a
+    // `CreateQueue` of the name finishes the delete.
+    let began = ctx.now_ms;
+    let marked = registry::update(ctx, name, |r| {
+        r.deleting = Some(began);
+        Ok(())
+    })
+    .await?;
+    finish_delete(ctx, name, Some(marked.version)).await?;
+    Ok(json!({}))
+}
+
+/// The broker queue, then the record (at `version`, when given), then any timer a send
+/// that read the record before it went scheduled since.
+async fn finish_delete<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    name: &str,
+    version: Option<i64>,
+) -> Result<(), ApiError> {
     ctx.queen.delete_queue(name).await?;
-    registry::remove(ctx, name, None).await?;
-    // A send that read the record before it went may have scheduled since.
+    registry::remove(ctx, name, version).await?;
     if cancel_timers(ctx, name).await? > 0 {
         ctx.queen.delete_queue(name).await?;
     }
-    Ok(json!({}))
+    Ok(())
 }
 
 /// Cancels every pending timer the facade scheduled on a queue: delayed sends (`sqs.`)
@@ -321,7 +344,9 @@ pub async fn list_queues<T: Transport>(
             .await?;
         for row in rows {
             if let Some(n) = row.key.strip_prefix(registry::QUEUE_PREFIX) {
-                names.push(n.to_string());
+                if registry::parse(row.value).is_some() {
+                    names.push(n.to_string());
+                }
             }
         }
         more = next.is_some();

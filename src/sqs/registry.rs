@@ -69,6 +69,12 @@ pub struct QueueRecord {
     /// that sees this configures the queue first (`heal_unfinished_purge`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purging: Option<i64>,
+    /// When a `DeleteQueue` began (ms since the epoch): set before it deletes the broker
+    /// queue, so that a delete cut off before it removed the record leaves no queue
+    /// behind. A record so marked is a queue that no longer exists to every reader
+    /// ([`parse`]); `CreateQueue` of the name finishes the delete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleting: Option<i64>,
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -217,14 +223,18 @@ pub async fn by_url_recent<T: Transport>(
 }
 
 fn stored(row: crate::queen::KvRow) -> Option<Stored> {
-    match serde_json::from_value::<QueueRecord>(row.value) {
-        Ok(record) => Some(Stored {
-            record,
-            version: row.version,
-        }),
-        // A record this facade cannot read is not a queue it can serve.
-        Err(_) => None,
-    }
+    parse(row.value).map(|record| Stored {
+        record,
+        version: row.version,
+    })
+}
+
+/// A record as every reader takes it: a queue that exists. A record this facade cannot
+/// read is not a queue it can serve, and one whose `DeleteQueue` began is gone.
+pub fn parse(value: serde_json::Value) -> Option<QueueRecord> {
+    serde_json::from_value::<QueueRecord>(value)
+        .ok()
+        .filter(|r| r.deleting.is_none())
 }
 
 /// Reads a queue's record or answers `QueueDoesNotExist`.

@@ -567,6 +567,7 @@ mod tests {
             purged: 0,
             queue_dedup: None,
             purging: None,
+            deleting: None,
         }
     }
 

@@ -4,7 +4,7 @@
 use super::input::Input;
 use super::naming;
 use super::queues::{decode_token, encode_token, max_results, LIST_CAP};
-use super::registry::{self, QueueRecord};
+use super::registry;
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::wire::ApiError;
@@ -29,7 +29,7 @@ pub async fn list_dead_letter_source_queues<T: Transport>(
         .kv_prefix_all(registry::QUEUE_PREFIX, LIST_CAP)
         .await?
         .into_iter()
-        .filter_map(|row| serde_json::from_value::<QueueRecord>(row.value).ok())
+        .filter_map(|row| registry::parse(row.value))
         .filter(|r| r.redrive(ctx.cfg).is_some_and(|(dlq, _)| dlq == target))
         .map(|r| r.name)
         .collect();

@@ -95,7 +95,7 @@ pub async fn targets<T: Transport>(
             .await
             .map_err(broker)?;
         for row in r.into_iter().flat_map(|r| r.rows) {
-            if let Ok(q) = serde_json::from_value::<QueueRecord>(row.value) {
+            if let Some(q) = crate::sqs::registry::parse(row.value) {
                 queues.insert(q.name.clone(), q);
             }
         }
