@@ -21,34 +21,66 @@ use serde_json::Value;
 pub enum DeadLetter {
     Unresolved,
     /// None: no redrive policy, or its target no longer exists (nothing is moved then: a
-    /// message is delivered rather than lost).
+    /// message is delivered rather than lost). Read through the record cache.
     Resolved(Option<(QueueRecord, u32)>),
+    /// As `Resolved`, read again past the cache before a first move.
+    Confirmed(Option<(QueueRecord, u32)>),
 }
 
 impl DeadLetter {
-    /// The dead-letter queue's record and `maxReceiveCount`.
+    /// The dead-letter queue's record and `maxReceiveCount`, as the record cache has it:
+    /// enough to tell whether a message is to be moved.
     pub async fn target<T: Transport>(
         &mut self,
         ctx: &Ctx<'_, T>,
         q: &QueueRecord,
     ) -> Result<Option<&(QueueRecord, u32)>, ApiError> {
         if let DeadLetter::Unresolved = self {
-            let target = match q.redrive(ctx.cfg) {
-                // A queue that names itself keeps its messages: moving one into the queue
-                // it is in would only move it again on its next receive.
-                Some((name, _)) if name == q.name => None,
-                Some((name, max)) => registry::load_recent(ctx, &name)
-                    .await?
-                    .map(|s| (s.record, max)),
-                None => None,
-            };
-            *self = DeadLetter::Resolved(target);
+            *self = DeadLetter::Resolved(resolve(ctx, q, false).await?);
         }
         Ok(match self {
-            DeadLetter::Resolved(t) => t.as_ref(),
+            DeadLetter::Resolved(t) | DeadLetter::Confirmed(t) => t.as_ref(),
             DeadLetter::Unresolved => None,
         })
     }
+
+    /// The target of a message about to be moved, its record read past the cache (once per
+    /// receive): a dead-letter queue deleted through another replica within the cache's
+    /// bound is not pushed into, which would re-create its broker queue as a leftover
+    /// holding the message. Without one, the message is delivered.
+    pub async fn confirmed<T: Transport>(
+        &mut self,
+        ctx: &Ctx<'_, T>,
+        q: &QueueRecord,
+    ) -> Result<Option<&(QueueRecord, u32)>, ApiError> {
+        if let DeadLetter::Unresolved | DeadLetter::Resolved(_) = self {
+            *self = DeadLetter::Confirmed(resolve(ctx, q, true).await?);
+        }
+        self.target(ctx, q).await
+    }
+}
+
+/// The redrive policy's target and `maxReceiveCount`, its record read through the cache or
+/// past it (`fresh`).
+async fn resolve<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    fresh: bool,
+) -> Result<Option<(QueueRecord, u32)>, ApiError> {
+    Ok(match q.redrive(ctx.cfg) {
+        // A queue that names itself keeps its messages: moving one into the queue it is in
+        // would only move it again on its next receive.
+        Some((name, _)) if name == q.name => None,
+        Some((name, max)) => {
+            let found = if fresh {
+                registry::load(ctx, &name).await?
+            } else {
+                registry::load_recent(ctx, &name).await?
+            };
+            found.map(|s| (s.record, max))
+        }
+        None => None,
+    })
 }
 
 /// The push of a moved copy into `dest`. A FIFO target keeps the message's group and is

@@ -346,7 +346,7 @@ async fn dead_letter_head<T: Transport>(
     deleted: &[String],
     lease_id: &str,
 ) -> Result<Head, ApiError> {
-    let Some((dest, max_receives)) = dlq.target(ctx, q).await?.cloned() else {
+    let Some(max_receives) = dlq.target(ctx, q).await?.map(|(_, max)| *max) else {
         return Ok(Head::Kept);
     };
     let count_of = |m: &PoppedMessage| {
@@ -362,6 +362,11 @@ async fn dead_letter_head<T: Transport>(
     if !messages[..run].iter().any(exceeded) {
         return Ok(Head::Kept);
     }
+    // Read again past the record cache before moving: a dead-letter queue deleted
+    // through another replica keeps its messages where they are.
+    let Some((dest, _)) = dlq.confirmed(ctx, q).await?.cloned() else {
+        return Ok(Head::Kept);
+    };
     let moving: Vec<&PoppedMessage> = messages[..run].iter().filter(|m| exceeded(m)).collect();
     let last = &messages[run - 1];
     // Keyed by the message's id, not its deduplication id, as SQS keys a FIFO message it

@@ -117,8 +117,9 @@ pub async fn hold<T: Transport>(
             let e = Envelope::from_stored(&m.data);
             let id = message_id(&e, m);
             let count = carried::receive_count(&e) + m.delivery_attempt.unwrap_or(1);
-            if let Some((dest, max_receives)) = dlq.target(ctx, q).await? {
-                if count > *max_receives {
+            let max_receives = dlq.target(ctx, q).await?.map(|(_, max)| *max);
+            if max_receives.is_some_and(|max| count > max) {
+                if let Some((dest, _)) = dlq.confirmed(ctx, q).await? {
                     let copy = dead_letter_copy(q, m, e, count - 1);
                     // Moved, or the lease was lost (someone else's now), or the move failed
                     // (the lease runs out and it comes back): not answered.

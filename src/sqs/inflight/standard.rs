@@ -128,8 +128,9 @@ async fn answer_popped<T: Transport>(
             continue;
         }
         deliveries.push((id.clone(), carried));
-        if let Some((dest, max_receives)) = dlq.target(ctx, q).await? {
-            if carried + 1 > *max_receives {
+        let max_receives = dlq.target(ctx, q).await?.map(|(_, max)| *max);
+        if max_receives.is_some_and(|max| carried + 1 > max) {
+            if let Some((dest, _)) = dlq.confirmed(ctx, q).await? {
                 let copy = dead_letter_copy(q, m, e, carried);
                 let push = redrive::copy_push(m, dest, copy.to_json(), false);
                 plan.fates.push((m, lease, Fate::DeadLetter(push)));
