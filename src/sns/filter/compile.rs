@@ -107,13 +107,14 @@ fn shape(members: &[(String, Json)], depth: u64, carry: u64, scope: Scope) -> Re
                     .saturating_mul(depth);
             }
             Json::Obj(inner) => {
-                if scope == Scope::MessageAttributes {
-                    return Err("Invalid parameter: Filter policy scope MessageAttributes does not support nested filter policy".to_string());
-                }
                 if inner.is_empty() {
                     return Err(format!("{PREFIX}Empty objects are not allowed"));
                 }
-                combinations = shape(inner, depth + 1, combinations, scope)?;
+                // AWS checks the nested object's shape first, then refuses the nesting.
+                combinations = shape(inner, depth + 1, combinations, Scope::MessageBody)?;
+                if scope == Scope::MessageAttributes {
+                    return Err("Invalid parameter: Filter policy scope MessageAttributes does not support nested filter policy".to_string());
+                }
             }
             _ => return Err(format!("{PREFIX}\"{key}\" must be an object or an array")),
         }

@@ -64,6 +64,19 @@ fn rows() -> Vec<Row> {
         bad(r#"{"a":{"b":[]}}"#, MB, "Empty arrays are not allowed"),
         bad(r#"{"a":{}}"#, MB, "Empty objects are not allowed"),
         (r#"{"a":{"b":["x"]}}"#.to_string(), MA, Some(nested_ma.to_string())),
+        // A nested object's shape is checked before the scope refuses nesting (recorded:
+        // test_validate_policy_string_operators, MessageAttributes scope).
+        bad(r#"{"key":{"suffix":"value"}}"#, MA, r#""suffix" must be an object or an array"#),
+        bad(
+            r#"{"key":{"suffix":"value","prefix":"value"}}"#,
+            MA,
+            r#""suffix" must be an object or an array"#,
+        ),
+        bad(
+            r#"{"key":{"not-an-operator":"value"}}"#,
+            MA,
+            r#""not-an-operator" must be an object or an array"#,
+        ),
         good(r#"{"a":{"b":["x"]}}"#, MB),
         bad(
             r#"{"a":["x",["y"]]}"#,
