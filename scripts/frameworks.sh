@@ -9,6 +9,7 @@
 #   node          sqs-consumer 14 + sqs-producer 8
 #   jms           the Amazon SQS Java Messaging Library 2.1.4 (Maven)
 #   dramatiq      Dramatiq 2.2 over dramatiq-sqs 0.4, workers in the test process
+#   taskiq        taskiq 0.13 over taskiq-aio-sqs 2.1, taskiq's Receiver in the test process
 #   symfony       Symfony Messenger 5.4's Amazon SQS transport (Debian's packages, PHP 8.2)
 #   spring        Spring Cloud AWS 3.4 (SQS and SNS starters) on Spring Boot 3.5 (Maven)
 #   gocdk         the Go CDK's pubsub conformance suite for SNS/SQS, live, on an endpoint of
@@ -21,14 +22,14 @@
 # (apt-get, as root or through sudo). Ports are picked at run time (the
 # host's: port 0) and each server is checked to be the process listening on its port
 # before any suite runs (scripts/lib/ports.sh).
-# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq symfony spring gocdk keda") picks suites.
+# QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq taskiq symfony spring gocdk keda") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 # shellcheck source=lib/ports.sh
 . scripts/lib/ports.sh
-SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq symfony spring gocdk keda}
+SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq taskiq symfony spring gocdk keda}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
 
@@ -55,8 +56,10 @@ echo "== installing (cached in $CACHE, ~/.m2, node_modules)"
 VQ=$CACHE/venv-query
 VF=$CACHE/venv-frameworks
 VD=$CACHE/venv-dramatiq
+VT=$CACHE/venv-taskiq
 wants query_boto3 && venv "$VQ" tests/compat/query_boto3/requirements.txt
 wants dramatiq && venv "$VD" tests/compat/dramatiq/requirements.txt
+wants taskiq && venv "$VT" tests/compat/taskiq/requirements.txt
 if wants extended || wants celery; then
   venv "$VF" tests/compat/celery/requirements.txt tests/compat/extended/requirements.txt
 fi
@@ -158,6 +161,9 @@ if wants node; then
 fi
 if wants dramatiq; then
   run dramatiq "$PYTEST_COUNT" "$VD/bin/python" -m pytest -q -p no:cacheprovider tests/compat/dramatiq
+fi
+if wants taskiq; then
+  run taskiq "$PYTEST_COUNT" "$VT/bin/python" -m pytest -q -p no:cacheprovider tests/compat/taskiq
 fi
 if wants symfony; then
   run symfony '^# [0-9]+ passed' php tests/compat/symfony/messenger_test.php
