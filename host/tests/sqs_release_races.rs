@@ -50,20 +50,6 @@ fn forward_as_too_late(broker: &TestBroker, body: &Value) -> (u16, Vec<u8>) {
     (status, answer.to_string().into_bytes())
 }
 
-async fn receive(ep: &Endpoint, url: &str, extra: Value) -> Vec<Value> {
-    let mut input = json!({
-        "QueueUrl": url,
-        "MaxNumberOfMessages": 10,
-        "MessageSystemAttributeNames": ["All"],
-    });
-    if let (Value::Object(m), Value::Object(e)) = (&mut input, extra) {
-        m.extend(e);
-    }
-    let (status, v) = ep.sqs("ReceiveMessage", input).await;
-    assert_eq!(status, 200, "a receive answered {status}: {v}");
-    v["Messages"].as_array().cloned().unwrap_or_default()
-}
-
 /// One message received at `visibility` through `b` and changed to 0 there.
 async fn receive_and_release(b: &Endpoint, url: &str, visibility: u64) -> String {
     let got = receive(
