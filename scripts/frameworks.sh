@@ -22,6 +22,9 @@
 # (apt-get, as root or through sudo). Ports are picked at run time (the
 # host's: port 0) and each server is checked to be the process listening on its port
 # before any suite runs (scripts/lib/ports.sh).
+# QUEEN_SQS_FRAMEWORKS_BROKER picks the broker behind the endpoint: embedded (default), or
+# engine: the released Queen engine (scripts/queen-engine.sh; `install` it first) on a
+# throwaway PostgreSQL cluster, both on free ports, fronted by the host through QUEEN_URL.
 # QUEEN_SQS_FRAMEWORKS (default "query_boto3 extended celery node jms dramatiq taskiq symfony spring gocdk keda") picks suites.
 # Exit status is non-zero if any suite failed.
 set -euo pipefail
@@ -29,6 +32,12 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 # shellcheck source=lib/ports.sh
 . scripts/lib/ports.sh
+MODE=${QUEEN_SQS_FRAMEWORKS_BROKER:-embedded}
+case "$MODE" in embedded | engine) ;; *)
+  echo "QUEEN_SQS_FRAMEWORKS_BROKER must be embedded or engine, not '$MODE'" >&2
+  exit 2
+  ;;
+esac
 SUITES=${QUEEN_SQS_FRAMEWORKS:-query_boto3 extended celery node jms dramatiq taskiq symfony spring gocdk keda}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/queen-sqs
 mkdir -p "$CACHE"
@@ -80,6 +89,8 @@ fi
 cargo build -p queen-sqs-host --quiet
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/queen-sqs-host"
 DATA=$(mktemp -d)
+# The engine's cluster is PostgreSQL's own directory (owned by its user), not under $DATA.
+ENGINE_DIR=$(mktemp -d)
 S3_PORT=$(ports_free 1)
 export QUEEN_SQS_CREDENTIALS="test:test:"
 export QUEEN_SQS_HANDLE_SECRET="frameworks-suite-handle-secret-0123"
@@ -91,12 +102,26 @@ cleanup() {
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
-  rm -rf "$DATA"
+  if [ "$MODE" = engine ]; then
+    scripts/queen-engine.sh stop "$ENGINE_DIR" frameworks || true
+    scripts/queen-engine.sh pg-stop "$ENGINE_DIR" || true
+  fi
+  rm -rf "$DATA" "$ENGINE_DIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$BIN" serve --listen "127.0.0.1:0" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
+if [ "$MODE" = engine ]; then
+  read -r ENGINE_PORT QUEEN_TEST_PG_PORT < <(ports_free 2)
+  export QUEEN_TEST_PG_PORT
+  echo "== the Queen engine on 127.0.0.1:$ENGINE_PORT (PostgreSQL on $QUEEN_TEST_PG_PORT)"
+  scripts/queen-engine.sh pg-start "$ENGINE_DIR"
+  scripts/queen-engine.sh start "$ENGINE_DIR" frameworks "$ENGINE_PORT"
+  QUEEN_URL="http://127.0.0.1:$ENGINE_PORT" "$BIN" serve --listen "127.0.0.1:0" \
+    --data-dir "$DATA/host" >"$DATA/serve.log" 2>&1 &
+else
+  "$BIN" serve --listen "127.0.0.1:0" --data-dir "$DATA" >"$DATA/serve.log" 2>&1 &
+fi
 HOST_PID=$!
 if wants extended; then
   # moto's server stands in for S3 (real S3 is not reachable here); only S3 calls go to it.
@@ -182,6 +207,6 @@ if wants keda; then
 fi
 
 echo
-echo "== framework suites (endpoint $QUEEN_SQS_ENDPOINT, embedded broker)"
+echo "== framework suites (endpoint $QUEEN_SQS_ENDPOINT, $MODE broker)"
 printf '%s\n' "${results[@]}"
 exit $status

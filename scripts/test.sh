@@ -12,7 +12,9 @@
 #   2. the released Queen engine (scripts/queen-engine.sh: queen-engine 1.3.0 on a
 #      throwaway PostgreSQL): the host's SQS and SNS integration tests, each test with
 #      an engine and a database of its own, then the same real-client suites against
-#      an endpoint fronting one engine, then the checker over an engine.
+#      an endpoint fronting one engine, the framework suites that settle deliveries
+#      (Celery, sqs-consumer, Dramatiq, taskiq, Symfony Messenger, Spring Cloud AWS)
+#      likewise, then the checker over an engine.
 #
 #   3. a cluster (scripts/cluster-lane.sh): two facade replicas over two engine nodes
 #      meshed over one PostgreSQL, the real-client suites through a round-robin front,
@@ -153,6 +155,12 @@ if [[ " $LANES " == *" engine "* ]]; then
     step=$SECONDS
     QUEEN_SQS_COMPAT_BROKER=engine scripts/compat.sh || failed=1
     step_done "real-client suites" "$step"
+    echo "== framework suites that receive, retry and delete (the rest add nothing here)"
+    step=$SECONDS
+    QUEEN_SQS_FRAMEWORKS_BROKER=engine \
+      QUEEN_SQS_FRAMEWORKS="celery node dramatiq taskiq symfony spring" \
+      scripts/frameworks.sh || failed=1
+    step_done "framework suites" "$step"
     echo "== the model-based checker (tests/checker): fixed seeds and one fresh seed"
     step=$SECONDS
     scripts/checker.sh engine || failed=1
