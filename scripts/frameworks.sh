@@ -10,7 +10,9 @@
 #   jms           the Amazon SQS Java Messaging Library 2.1.4 (Maven)
 #   dramatiq      Dramatiq 2.2 over dramatiq-sqs 0.4, workers in the test process
 #   taskiq        taskiq 0.13 over taskiq-aio-sqs 2.1, taskiq's Receiver in the test process
-#   symfony       Symfony Messenger 5.4's Amazon SQS transport (Debian's packages, PHP 8.2)
+#   symfony       Symfony Messenger 5.4's Amazon SQS transport, then Symfony Notifier 5.4's
+#                 Amazon SNS bridge publishing to topics that fan out to queues (Debian's
+#                 packages, PHP 8.2; two PHP files, a count line each)
 #   spring        Spring Cloud AWS 3.4 (SQS and SNS starters) on Spring Boot 3.5 (Maven)
 #   gocdk         the Go CDK's pubsub conformance suite for SNS/SQS, live, on an endpoint of
 #                 its own (scripts/gocdk-conformance.sh)
@@ -73,8 +75,10 @@ if wants extended || wants celery; then
   venv "$VF" tests/compat/celery/requirements.txt tests/compat/extended/requirements.txt
 fi
 if wants symfony; then
-  # Symfony Messenger and its SQS transport as Debian ships them (no Composer here).
-  PHP_PKGS=(php-cli php-symfony-messenger php-symfony-amazon-sqs-messenger php-async-aws-sqs php-symfony-event-dispatcher)
+  # Symfony Messenger and its SQS transport, Symfony Notifier and its SNS bridge, as Debian
+  # ships them (no Composer here).
+  PHP_PKGS=(php-cli php-symfony-messenger php-symfony-amazon-sqs-messenger php-async-aws-sqs php-symfony-event-dispatcher
+    php-symfony-notifier php-symfony-amazon-sns-notifier php-async-aws-sns php-symfony-http-client)
   if ! dpkg -s "${PHP_PKGS[@]}" >/dev/null 2>&1; then
     SUDO=""
     [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -190,8 +194,15 @@ fi
 if wants taskiq; then
   run taskiq "$PYTEST_COUNT" "$VT/bin/python" -m pytest -q -p no:cacheprovider tests/compat/taskiq
 fi
+# Both PHP files run even if the first fails; each prints its own "# N passed, M failed".
+symfony_suite() {
+  local ok=0
+  php tests/compat/symfony/messenger_test.php || ok=1
+  php tests/compat/symfony/notifier_test.php || ok=1
+  return $ok
+}
 if wants symfony; then
-  run symfony '^# [0-9]+ passed' php tests/compat/symfony/messenger_test.php
+  run symfony '^# [0-9]+ passed' symfony_suite
 fi
 if wants jms; then
   run jms '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' bash -c 'cd tests/compat/java-jms && mvn -B -ntp test'
