@@ -115,28 +115,7 @@ function work(TransportInterface $transport, callable $handler, int $messages, i
     (new Worker(['main' => $transport], $bus, $events))->run(['sleep' => 100000]);
 }
 
-$failures = 0;
-$case = 0;
-function check(string $name, callable $body): void
-{
-    global $failures, $case;
-    $case++;
-    $started = microtime(true);
-    try {
-        $body();
-        printf("ok %d - %s (%.1f s)\n", $case, $name, microtime(true) - $started);
-    } catch (\Throwable $e) {
-        $failures++;
-        printf("not ok %d - %s\n#   %s\n", $case, $name, str_replace("\n", "\n#   ", (string) $e));
-    }
-}
-
-function expect(bool $condition, string $what): void
-{
-    if (!$condition) {
-        throw new \RuntimeException("expected: $what");
-    }
-}
+require_once __DIR__ . '/tap.php';
 
 check('every dispatched message is handled once, and the queue is left empty', function () use ($run) {
     $t = transport("$run-work");
@@ -231,5 +210,4 @@ foreach ($client->listQueues(['QueueNamePrefix' => $run])->getQueueUrls() as $ur
     $client->deleteQueue(['QueueUrl' => $url]);
 }
 
-printf("1..%d\n# %d passed, %d failed\n", $case, $case - $failures, $failures);
-exit($failures === 0 ? 0 : 1);
+finish();

@@ -70,28 +70,7 @@ $events->addListener(SentMessageEvent::class, function (SentMessageEvent $event)
 $transport = new AmazonSnsTransport(new SnsClient($config), null, $events);
 $chatter = new Chatter(new Transports(['sns' => $transport]));
 
-$failures = 0;
-$case = 0;
-function check(string $name, callable $body): void
-{
-    global $failures, $case;
-    $case++;
-    $started = microtime(true);
-    try {
-        $body();
-        printf("ok %d - %s (%.1f s)\n", $case, $name, microtime(true) - $started);
-    } catch (\Throwable $e) {
-        $failures++;
-        printf("not ok %d - %s\n#   %s\n", $case, $name, str_replace("\n", "\n#   ", (string) $e));
-    }
-}
-
-function expect(bool $condition, string $what): void
-{
-    if (!$condition) {
-        throw new \RuntimeException("expected: $what");
-    }
-}
+require_once __DIR__ . '/tap.php';
 
 /** A topic named $name with queue $name subscribed to it; returns [topic ARN, queue URL]. */
 function fanout(string $name, array $subscription = [], array $topic = [], array $queue = []): array
@@ -257,5 +236,4 @@ foreach ($sqs->listQueues(['QueueNamePrefix' => $run])->getQueueUrls() as $url) 
     $sqs->deleteQueue(['QueueUrl' => $url]);
 }
 
-printf("1..%d\n# %d passed, %d failed\n", $case, $case - $failures, $failures);
-exit($failures === 0 ? 0 : 1);
+finish();
