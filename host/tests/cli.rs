@@ -178,3 +178,39 @@ fn the_development_key_pair_is_refused_beyond_loopback() {
         "with its own key pair the host listens on 0.0.0.0"
     );
 }
+
+/// Issue 22: the component runs on 4 GiB memory reservations (no bounds checks in its
+/// compiled code). Where a process may not map that much address space the host still
+/// serves, on small bounds-checked memories, and says so once.
+#[cfg(target_os = "linux")]
+#[test]
+fn without_room_for_large_reservations_the_host_still_serves() {
+    use std::io::{BufRead, BufReader};
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.env_clear()
+        .env("QUEEN_URL", "http://127.0.0.1:1")
+        .env("QUEEN_SQS_AUTH", "off")
+        .env("QUEEN_SQS_HANDLE_SECRET", "0123456789abcdef0123")
+        // ~3.7 TiB: room for the small memories' pool, not for the large one's ~45 TiB.
+        .arg("-c")
+        .arg("ulimit -v 4000000000 && exec \"$0\" serve --listen 127.0.0.1:0")
+        .arg(env!("CARGO_BIN_EXE_queen-sqs-host"))
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("run host");
+    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = Vec::new();
+    for line in stderr.lines() {
+        let line = line.expect("stderr line");
+        let listening = line.contains("SQS/SNS endpoint on http://");
+        seen.push(line);
+        if listening {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let all = seen.join("\n");
+    assert!(all.contains("SQS/SNS endpoint on http://"), "the host did not serve:\n{all}");
+    let notices = seen.iter().filter(|l| l.contains("bounds-checked memories")).count();
+    assert_eq!(notices, 1, "expected one fallback notice:\n{all}");
+}
