@@ -1,6 +1,8 @@
 //! queen-sqs benchmarks. `queen-sqs-bench SCENARIO... [--sqs URL] [--queen URL] [--secs S]
 //! [--runs N] [--clients N] [--json FILE] [--host-pid PID] [--data-dir DIR]`; scenarios: send
-//! batch drain rtt overhead backlog all, and (not in all) broker, storage.
+//! batch drain rtt overhead backlog all, and (not in all) broker, storage, fifo-drain, and
+//! snsK (SNS Publish to a topic with K SQS subscribers, e.g. sns1, sns3, sns10; snsKraw with
+//! RawMessageDelivery subscriptions).
 //! Prints one markdown table per scenario (median and min–max over the runs) and appends
 //! every raw run as JSON lines to `--json`.
 
@@ -81,11 +83,22 @@ async fn one(env: &Env, scenario: &str, run: usize) -> Result<Named> {
         "drain" => scenarios::drain(env, run, 5_000, 1).await,
         "drain0" => scenarios::drain(env, run, 5_000, 0).await,
         "drain100k" => scenarios::drain(env, run, 100_000, 1).await,
+        "fifo-drain" => scenarios::fifo_drain(env, run, 5_000, 16, 1).await,
         "rtt" => scenarios::round_trip(env, run, 1_000).await,
         "overhead" => scenarios::overhead(env, run).await,
         "backlog" => scenarios::backlog(env, 3).await,
         "broker" => broker::broker(env, run).await,
-        s => bail!("unknown scenario {s}"),
+        s => {
+            // snsK, or snsKraw for RawMessageDelivery subscriptions.
+            let (k, raw) = match s.strip_suffix("raw") {
+                Some(k) => (k, true),
+                None => (s, false),
+            };
+            match k.strip_prefix("sns").map(str::parse::<usize>) {
+                Some(Ok(k)) if (1..=100).contains(&k) => scenarios::sns(env, run, k, raw).await,
+                _ => bail!("unknown scenario {s}"),
+            }
+        }
     }
 }
 
@@ -95,8 +108,10 @@ async fn main() -> Result<()> {
     if let Some(p) = o.host_pid {
         cpu::set_host_pid(p);
     }
+    let conf = sdk::config(&o.sqs).await;
     let env = Env {
-        sqs: sdk::client(&o.sqs).await,
+        sqs: aws_sdk_sqs::Client::new(&conf),
+        sns: aws_sdk_sns::Client::new(&conf),
         queen: native::Queen::new(&o.queen),
         secs: o.secs,
         clients: o.clients,

@@ -15,6 +15,8 @@ pub const LANES: u32 = 256;
 
 pub struct Env {
     pub sqs: Client,
+    /// An SNS client on the same endpoint and SDK configuration.
+    pub sns: aws_sdk_sns::Client,
     pub queen: Queen,
     /// Seconds per timed run.
     pub secs: f64,
@@ -54,8 +56,20 @@ async fn sdk_send_for(env: &Env, url: &str, secs: f64, batch: bool) -> RunResult
 }
 
 async fn sdk_drain(env: &Env, url: &str, limit: Limit, max: i32, wait: i32) -> RunResult {
+    sdk_drain_patient(env, url, limit, max, wait, 2).await
+}
+
+/// [`sdk_drain`] where a consumer gives up only after `empty_limit` empty receives in a row.
+async fn sdk_drain_patient(
+    env: &Env,
+    url: &str,
+    limit: Limit,
+    max: i32,
+    wait: i32,
+    empty_limit: u32,
+) -> RunResult {
     let (c, u) = (env.sqs.clone(), Arc::new(url.to_string()));
-    load::run(env.clients, limit, 2, move |_, _| {
+    load::run(env.clients, limit, empty_limit, move |_, _| {
         let (c, u) = (c.clone(), u.clone());
         async move { sdk::receive_delete(&c, &u, max, wait).await }
     })
@@ -124,6 +138,135 @@ pub async fn drain(env: &Env, run: usize, count: u64, wait: i32) -> Result<Named
     )])
 }
 
+/// The FIFO drain: `count` messages sent with SendMessageBatch(10) to a FIFO queue, spread
+/// over `groups` message groups with explicit deduplication ids, then `clients` consumers
+/// ReceiveMessage(10, `wait`) + DeleteMessageBatch until all are deleted. A group is held
+/// while a consumer has its messages in flight, so at most `groups` consumers get work at once.
+pub async fn fifo_drain(
+    env: &Env,
+    run: usize,
+    count: u64,
+    groups: u64,
+    wait: i32,
+) -> Result<Named> {
+    let name = format!("{}.fifo", qname(env, "fifo-drain", run));
+    let url = sdk::create_fifo_queue(&env.sqs, &name).await?;
+    let calls = count.div_ceil(10);
+    let mut fills = Vec::new();
+    for w in 0..env.clients as u64 {
+        let (c, u) = (env.sqs.clone(), url.clone());
+        let stride = env.clients as u64;
+        fills.push(tokio::spawn(async move {
+            let mut k = w;
+            while k < calls {
+                sdk::send_batch_fifo(&c, &u, k, groups).await?;
+                k += stride;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for f in fills {
+        f.await??;
+    }
+    let limit = Limit {
+        secs: 600.0,
+        items: Some(calls * 10),
+    };
+    // Near the end only a few groups are left and the other consumers find nothing until a
+    // holder deletes its batch: give up only after 5 empty long polls in a row.
+    let r = sdk_drain_patient(env, &url, limit, 10, wait, 5).await;
+    ensure!(
+        r.items == calls * 10,
+        "FIFO drained {} of {}",
+        r.items,
+        calls * 10
+    );
+    sdk::delete_queue(&env.sqs, &url).await;
+    Ok(vec![(
+        format!(
+            "FIFO drain {} in {groups} groups (Receive 10 + DeleteBatch, wait {wait}) x{}",
+            calls * 10,
+            env.clients
+        ),
+        r,
+    )])
+}
+
+/// Publishes for `secs` with `clients` concurrent publishers.
+async fn sns_publish_for(env: &Env, topic: &str, secs: f64, first: u64) -> RunResult {
+    let (c, t) = (env.sns.clone(), Arc::new(topic.to_string()));
+    let clients = env.clients as u64;
+    load::run(
+        env.clients,
+        Limit { secs, items: None },
+        u32::MAX,
+        move |w, i| {
+            let (c, t) = (c.clone(), t.clone());
+            async move { sdk::sns::publish(&c, &t, first + i * clients + w as u64).await }
+        },
+    )
+    .await
+}
+
+/// SNS Publish (256-byte messages) to a topic with `fanout` SQS queues subscribed by ARN,
+/// `clients` concurrent publishers, 1 s warm-up then `secs`. The rate is publishes per second;
+/// deliveries are `fanout` times that. Afterwards the queues' depths are summed (waiting for
+/// an endpoint that delivers after answering the Publish) and recorded as `delivered` against
+/// the `fanout` × publishes expected. With `raw` the subscriptions have RawMessageDelivery
+/// (no JSON envelope, so nothing to sign per publish).
+pub async fn sns(env: &Env, run: usize, fanout: usize, raw: bool) -> Result<Named> {
+    let topic = sdk::sns::create_topic(&env.sns, &qname(env, &format!("sns{fanout}"), run)).await?;
+    let mut urls = Vec::new();
+    for k in 0..fanout {
+        let url = sdk::create_queue(
+            &env.sqs,
+            &qname(env, &format!("sns{fanout}-q{k}"), run),
+            LANES,
+        )
+        .await?;
+        let arn = sdk::queue_arn(&env.sqs, &url).await?;
+        sdk::sns::subscribe_queue(&env.sns, &topic, &arn, raw).await?;
+        urls.push(url);
+    }
+    let warm = sns_publish_for(env, &topic, 1.0, 0).await;
+    let mut r = sns_publish_for(env, &topic, env.secs, 1 << 40).await;
+    let expected = (warm.items + r.items) * fanout as u64;
+    // Wait until every delivery is counted, or the total stops moving for 5 s (60 s at most).
+    let started = Instant::now();
+    let (mut delivered, mut moved) = (0u64, Instant::now());
+    while started.elapsed().as_secs() < 60 {
+        let mut sum = 0;
+        for u in &urls {
+            sum += sdk::queue_depth(&env.sqs, u).await.unwrap_or(0);
+        }
+        if sum != delivered {
+            (delivered, moved) = (sum, Instant::now());
+        }
+        if delivered >= expected || moved.elapsed().as_secs() >= 5 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    if delivered < expected {
+        eprintln!("sns{fanout}: {delivered} of {expected} deliveries found in the queues");
+    }
+    r.fanout = Some(fanout as u64);
+    r.delivered = Some((delivered, expected));
+    sdk::sns::delete_topic(&env.sns, &topic).await;
+    for u in &urls {
+        sdk::delete_queue(&env.sqs, u).await;
+    }
+    Ok(vec![(
+        format!(
+            "SNS Publish, {fanout} SQS subscriber{}{} x{}",
+            if fanout == 1 { "" } else { "s" },
+            if raw { ", raw delivery" } else { "" },
+            env.clients
+        ),
+        r,
+    )])
+}
+
 /// One client, sequential send → receive → delete round trips on an empty queue.
 pub async fn round_trip(env: &Env, run: usize, n: u64) -> Result<Named> {
     let url = sdk::create_queue(&env.sqs, &qname(env, "rtt", run), LANES).await?;
@@ -164,6 +307,7 @@ pub async fn round_trip(env: &Env, run: usize, n: u64) -> Result<Named> {
             lat_us: lat,
             client_cpu,
             host_cpu,
+            ..RunResult::default()
         }
     };
     Ok(vec![

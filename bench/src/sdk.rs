@@ -9,18 +9,18 @@ use aws_sdk_sqs::types::{
 };
 use aws_sdk_sqs::Client;
 
-/// A client configured as an application would: static keys, a region, an endpoint URL.
-/// The HTTP client is the SDK's own hyper 1 connector, built without TLS (loopback http).
-pub async fn client(endpoint: &str) -> Client {
+/// The shared SDK configuration, as an application would write it: static keys, a region, an
+/// endpoint URL. The HTTP client is the SDK's own hyper 1 connector, built without TLS
+/// (loopback http).
+pub async fn config(endpoint: &str) -> aws_config::SdkConfig {
     let http = aws_smithy_http_client::Builder::new().build_http();
-    let conf = aws_config::defaults(BehaviorVersion::latest())
+    aws_config::defaults(BehaviorVersion::latest())
         .http_client(http)
         .credentials_provider(Credentials::new("test", "test", None, None, "bench"))
         .region(Region::new("us-east-1"))
         .endpoint_url(endpoint)
         .load()
-        .await;
-    Client::new(&conf)
+        .await
 }
 
 /// A standard queue with `partitions` lanes; answers its URL. With `BENCH_DEFAULT_QUEUES=1`
@@ -36,6 +36,58 @@ pub async fn create_queue(c: &Client, name: &str, partitions: u32) -> Result<Str
     }
     let out = req.send().await.context("CreateQueue")?;
     out.queue_url().map(str::to_string).context("no QueueUrl")
+}
+
+/// A FIFO queue (the name must end in `.fifo`) with default attributes otherwise: the senders
+/// give every message its own deduplication id, so ContentBasedDeduplication stays off.
+pub async fn create_fifo_queue(c: &Client, name: &str) -> Result<String> {
+    ensure!(
+        name.ends_with(".fifo"),
+        "a FIFO queue name ends in .fifo: {name}"
+    );
+    let out = c
+        .create_queue()
+        .queue_name(name)
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .send()
+        .await
+        .context("CreateQueue (FIFO)")?;
+    out.queue_url().map(str::to_string).context("no QueueUrl")
+}
+
+/// The queue's ARN, from GetQueueAttributes (what an SNS subscription names).
+pub async fn queue_arn(c: &Client, url: &str) -> Result<String> {
+    let out = c
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .context("GetQueueAttributes QueueArn")?;
+    out.attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn))
+        .cloned()
+        .context("no QueueArn in the answer")
+}
+
+/// ApproximateNumberOfMessages + ApproximateNumberOfMessagesNotVisible.
+pub async fn queue_depth(c: &Client, url: &str) -> Result<u64> {
+    let out = c
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await
+        .context("GetQueueAttributes ApproximateNumberOfMessages")?;
+    let get = |k: QueueAttributeName| {
+        out.attributes()
+            .and_then(|a| a.get(&k))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Ok(get(QueueAttributeName::ApproximateNumberOfMessages)
+        + get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible))
 }
 
 pub async fn delete_queue(c: &Client, url: &str) {
@@ -67,6 +119,30 @@ pub async fn send_batch(c: &Client, url: &str, n: u64) -> Result<u64> {
         );
     }
     let out = req.send().await.context("SendMessageBatch")?;
+    ensure!(
+        out.failed().is_empty(),
+        "SendMessageBatch failed entries: {:?}",
+        out.failed()
+    );
+    Ok(out.successful().len() as u64)
+}
+
+/// SendMessageBatch of 10 to a FIFO queue: message `k` of the batch goes to group
+/// `k mod groups` with its own deduplication id.
+pub async fn send_batch_fifo(c: &Client, url: &str, n: u64, groups: u64) -> Result<u64> {
+    let mut req = c.send_message_batch().queue_url(url);
+    for i in 0..10u64 {
+        let k = n * 10 + i;
+        req = req.entries(
+            SendMessageBatchRequestEntry::builder()
+                .id(format!("e{i}"))
+                .message_body(body(k))
+                .message_group_id(format!("g{}", k % groups.max(1)))
+                .message_deduplication_id(format!("m{k}"))
+                .build()?,
+        );
+    }
+    let out = req.send().await.context("SendMessageBatch (FIFO)")?;
     ensure!(
         out.failed().is_empty(),
         "SendMessageBatch failed entries: {:?}",
@@ -148,4 +224,65 @@ pub async fn delete_one(c: &Client, url: &str, handle: &str) -> Result<()> {
         .await
         .context("DeleteMessage")?;
     Ok(())
+}
+
+/// The SNS side: a topic and its publishes, on the same SDK configuration as the SQS client.
+pub mod sns {
+    use anyhow::{Context, Result};
+    use aws_sdk_sns::Client;
+
+    /// A standard topic; answers its ARN.
+    pub async fn create_topic(c: &Client, name: &str) -> Result<String> {
+        let out = c
+            .create_topic()
+            .name(name)
+            .send()
+            .await
+            .context("CreateTopic")?;
+        out.topic_arn().map(str::to_string).context("no TopicArn")
+    }
+
+    /// Subscribes an SQS queue by its ARN (with `raw`, RawMessageDelivery=true: the message
+    /// alone, no signed JSON envelope); answers the subscription ARN.
+    pub async fn subscribe_queue(
+        c: &Client,
+        topic: &str,
+        queue_arn: &str,
+        raw: bool,
+    ) -> Result<String> {
+        let mut req = c
+            .subscribe()
+            .topic_arn(topic)
+            .protocol("sqs")
+            .endpoint(queue_arn)
+            .return_subscription_arn(true);
+        if raw {
+            req = req.attributes("RawMessageDelivery", "true");
+        }
+        let out = req.send().await.context("Subscribe")?;
+        out.subscription_arn()
+            .map(str::to_string)
+            .context("no SubscriptionArn")
+    }
+
+    pub async fn delete_topic(c: &Client, topic: &str) {
+        let _ = c.delete_topic().topic_arn(topic).send().await;
+    }
+
+    /// A 256-byte message body.
+    pub fn body(n: u64) -> String {
+        let head = format!("sns benchmark message {n:>10} ");
+        format!("{head}{}", ".".repeat(256 - head.len()))
+    }
+
+    /// One Publish of a 256-byte message.
+    pub async fn publish(c: &Client, topic: &str, n: u64) -> Result<u64> {
+        c.publish()
+            .topic_arn(topic)
+            .message(body(n))
+            .send()
+            .await
+            .context("Publish")?;
+        Ok(1)
+    }
 }

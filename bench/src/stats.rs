@@ -19,6 +19,10 @@ pub struct RunResult {
     /// CPU seconds spent during the run by the benchmark client and by the host.
     pub client_cpu: f64,
     pub host_cpu: f64,
+    /// SNS runs: SQS subscribers per publish.
+    pub fanout: Option<u64>,
+    /// SNS runs: (messages found in the subscribed queues afterwards, fanout × publishes).
+    pub delivered: Option<(u64, u64)>,
 }
 
 impl RunResult {
@@ -41,14 +45,28 @@ impl RunResult {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({
+        let (client_us, host_us) = self.cpu_us_per_item();
+        let mut v = json!({
             "client_cpu_s": self.client_cpu, "host_cpu_s": self.host_cpu,
+            // CPU per item (message, publish, or round trip) of the bench and of the server
+            // process given with --host-pid (null without one).
+            "client_cpu_us_per_item": client_us,
+            "host_cpu_us_per_item": crate::cpu::host_pid().map(|_| host_us),
             "items": self.items, "calls": self.calls, "errors": self.errors, "empty_calls": self.empty_calls,
             "secs": self.secs, "rate": self.rate(),
             "p50_ms": self.pct_ms(50.0), "p99_ms": self.pct_ms(99.0),
             // Read when the run is written down, right after it ended.
             "host_rss_mib": crate::cpu::host_rss_mib(),
-        })
+        });
+        if let Some(k) = self.fanout {
+            v["fanout"] = json!(k);
+            v["deliveries_per_s"] = json!(self.rate() * k as f64);
+        }
+        if let Some((got, want)) = self.delivered {
+            v["delivered"] = json!(got);
+            v["deliveries_expected"] = json!(want);
+        }
+        v
     }
 }
 
