@@ -82,6 +82,13 @@ pub struct OutRequest {
 /// cache strips it before the request leaves. The component keeps no state between
 /// requests, so this is the only way a repeated read (a queue record) is saved.
 pub const CACHE_TTL_HEADER: &str = "x-queen-sqs-cache-ttl-ms";
+/// On a POST that only reads (a KV prefix walk, a `getMany`): with [`CACHE_TTL_HEADER`],
+/// the path its answer is cached under, standing for the keys it reads: a write to a key
+/// under that prefix forgets it (see `queen::kv::invalidations`).
+pub const CACHE_AS_HEADER: &str = "x-queen-sqs-cache-as";
+/// With [`CACHE_AS_HEADER`]: which of the reads kept under that path this one is (the host
+/// keeps each apart; a forget of the path forgets them all).
+pub const CACHE_VARIANT_HEADER: &str = "x-queen-sqs-cache-variant";
 /// On any request: comma-separated paths whose cached answers must be forgotten now
 /// (`*`: all of them), sent with the write that makes them stale.
 pub const CACHE_INVALIDATE_HEADER: &str = "x-queen-sqs-cache-invalidate";

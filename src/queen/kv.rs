@@ -3,6 +3,7 @@
 use super::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::Digest;
 
 /// The namespace every facade key lives in.
 pub const NS: &str = "qs";
@@ -144,7 +145,9 @@ pub fn kv_path(key: &str) -> String {
 /// forget the whole cache.
 const MAX_INVALIDATED_KEYS: usize = 16;
 
-/// The cache-invalidation header for the keys a batch writes (none for a pure read).
+/// The cache-invalidation header for the keys a batch writes (none for a pure read): each
+/// key's path, and the path of its parent prefix (the key up to its last `:`), under which
+/// [`Queen::kv_prefix_cached`] keeps a walk of that prefix.
 fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
     let written: Vec<&str> = ops
         .iter()
@@ -157,13 +160,18 @@ fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
     let value = if written.len() > MAX_INVALIDATED_KEYS {
         "*".to_string()
     } else {
-        written
-            .iter()
-            .map(|k| kv_path(k))
-            .collect::<Vec<_>>()
-            .join(",")
+        let mut paths: Vec<String> = written.iter().map(|k| kv_path(k)).collect();
+        paths.extend(written.iter().filter_map(|k| parent_prefix(k)).map(kv_path));
+        paths.sort();
+        paths.dedup();
+        paths.join(",")
     };
     Some((crate::http::CACHE_INVALIDATE_HEADER, value))
+}
+
+/// A key's parent prefix: the key up to and including its last `:` (none without one).
+fn parent_prefix(key: &str) -> Option<&str> {
+    key.rfind(':').map(|i| &key[..=i])
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -307,6 +315,81 @@ impl<T: Transport> Queen<'_, T> {
         Ok(r.row())
     }
 
+    /// The first page (up to `limit` rows) of a prefix walk, which a host with a cache may
+    /// answer from it if at most `max_age_ms` old. `prefix` must end with `:` (a key's
+    /// parent prefix, see `invalidations`), so a write through [`Queen::kv`] to a key under
+    /// it makes the host forget the walk at once.
+    pub async fn kv_prefix_cached(
+        &self,
+        prefix: &str,
+        limit: u32,
+        max_age_ms: u64,
+    ) -> Result<(Vec<KvRow>, Option<String>)> {
+        if max_age_ms == 0 || !prefix.ends_with(':') {
+            return self.kv_prefix(prefix, None, limit).await;
+        }
+        let op = KvOp::get_prefix(prefix, None, limit);
+        let page = self.kv_read_cached(op, prefix, max_age_ms).await?;
+        let next = if page.truncated {
+            page.next_after
+                .or_else(|| page.rows.last().map(|r| r.key.clone()))
+        } else {
+            None
+        };
+        Ok((page.rows, next))
+    }
+
+    /// The rows of `keys` (those that exist), which a host with a cache may answer from it
+    /// if at most `max_age_ms` old. Every key must have `parent` (ending with `:`) as its
+    /// parent prefix, so a write through [`Queen::kv`] to any of them forgets the read.
+    pub async fn kv_get_many_cached(
+        &self,
+        keys: Vec<String>,
+        parent: &str,
+        max_age_ms: u64,
+    ) -> Result<Vec<KvRow>> {
+        let grouped = parent.ends_with(':') && keys.iter().all(|k| parent_prefix(k) == Some(parent));
+        if max_age_ms == 0 || !grouped {
+            let r = self.kv_results(vec![KvOp::get_many(keys)]).await?;
+            return Ok(r.into_iter().flat_map(|r| r.rows).collect());
+        }
+        Ok(self
+            .kv_read_cached(KvOp::get_many(keys), parent, max_age_ms)
+            .await?
+            .rows)
+    }
+
+    /// One read op as a POST a host cache may keep under `parent`'s path, apart from the
+    /// other reads under it by the op's digest.
+    async fn kv_read_cached(&self, op: KvOp, parent: &str, max_age_ms: u64) -> Result<KvResult> {
+        #[derive(Serialize)]
+        struct Body {
+            operations: Vec<KvOp>,
+        }
+        let body = Body {
+            operations: vec![op],
+        };
+        let bytes = serde_json::to_vec(&body).unwrap_or_default();
+        let variant: String = sha2::Sha256::digest(&bytes)[..12]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let headers = vec![
+            (crate::http::CACHE_TTL_HEADER, max_age_ms.to_string()),
+            (crate::http::CACHE_AS_HEADER, kv_path(parent)),
+            (crate::http::CACHE_VARIANT_HEADER, variant),
+        ];
+        let answer: Value = self
+            .json_with("POST", "/api/v1/kv".into(), Some(&body), headers)
+            .await?;
+        let mut results: Vec<KvResult> =
+            serde_json::from_value(answer.get("results").cloned().unwrap_or(Value::Null))
+                .map_err(|e| QueenError::BadAnswer(format!("kv results: {e}")))?;
+        results
+            .pop()
+            .ok_or_else(|| QueenError::BadAnswer("kv answered no result".into()))
+    }
+
     pub async fn kv_get(&self, key: &str) -> Result<Option<KvRow>> {
         let r = self.kv_results(vec![KvOp::get(key)]).await?;
         Ok(r.first().and_then(KvResult::row))
@@ -348,5 +431,37 @@ impl<T: Transport> Queen<'_, T> {
                 None => return Ok(out),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write forgets each key's own path and its parent prefix's (where cached prefix
+    /// walks and grouped reads are kept); a pure read forgets nothing.
+    #[test]
+    fn a_write_forgets_its_keys_and_their_parent_prefixes() {
+        let ops = vec![
+            KvOp::put("qs:s:orders:abc", Value::Null, None),
+            KvOp::put("qs:s:orders:def", Value::Null, None),
+            KvOp::get("qs:t:orders"),
+        ];
+        let (name, value) = invalidations(&ops).expect("a write");
+        assert_eq!(name, crate::http::CACHE_INVALIDATE_HEADER);
+        let paths: Vec<&str> = value.split(',').collect();
+        assert_eq!(
+            paths,
+            [
+                kv_path("qs:s:orders:"),
+                kv_path("qs:s:orders:abc"),
+                kv_path("qs:s:orders:def"),
+            ]
+        );
+        assert!(invalidations(&[KvOp::get("qs:q:a")]).is_none());
+        let many: Vec<KvOp> = (0..=MAX_INVALIDATED_KEYS)
+            .map(|i| KvOp::put(format!("k:{i}"), Value::Null, None))
+            .collect();
+        assert_eq!(invalidations(&many).map(|(_, v)| v).as_deref(), Some("*"));
     }
 }

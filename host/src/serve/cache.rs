@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 
 pub const TTL_HEADER: &str = "x-queen-sqs-cache-ttl-ms";
 pub const INVALIDATE_HEADER: &str = "x-queen-sqs-cache-invalidate";
+/// On a POST that only reads: the path its answer is kept under (with the TTL header).
+pub const AS_HEADER: &str = "x-queen-sqs-cache-as";
+/// With it: which of the reads kept under that path this one is.
+pub const VARIANT_HEADER: &str = "x-queen-sqs-cache-variant";
 
 /// Entries kept at most; past it the cache starts again empty (every entry is short-lived).
 const MAX_ENTRIES: usize = 10_000;
@@ -73,8 +77,12 @@ pub struct Since(u64);
 /// What a request's hint headers ask of the cache.
 #[derive(Debug, Default, PartialEq)]
 pub struct Hints {
-    /// A GET that may be answered from the cache if at most this old.
+    /// A read that may be answered from the cache if at most this old.
     pub max_age: Option<Duration>,
+    /// A reading POST's stand-in path, its cache key's path (a GET's is its own).
+    pub cache_as: Option<String>,
+    /// Which read under that path (kept apart, forgotten together).
+    pub variant: String,
     /// Paths to forget now; `None` in the list means "everything".
     pub forget: Vec<Option<String>>,
 }
@@ -83,10 +91,27 @@ impl Hints {
     /// Reads (and removes) the hint headers of an outgoing request.
     pub fn take(method: &http::Method, headers: &mut http::HeaderMap) -> Hints {
         let mut hints = Hints::default();
+        let cache_as = headers
+            .remove(AS_HEADER)
+            .and_then(|v| v.to_str().ok().map(str::to_string))
+            .filter(|p| p.starts_with('/'));
+        let variant = headers
+            .remove(VARIANT_HEADER)
+            .and_then(|v| v.to_str().ok().map(str::to_string))
+            .unwrap_or_default();
         if let Some(v) = headers.remove(TTL_HEADER) {
             let ms = v.to_str().ok().and_then(|s| s.trim().parse::<u64>().ok());
-            if let (Some(ms), true) = (ms, method == http::Method::GET) {
+            let cacheable = match (method, &cache_as) {
+                (&http::Method::GET, None) => true,
+                (&http::Method::POST, Some(_)) => true,
+                _ => false,
+            };
+            if let (Some(ms), true) = (ms, cacheable) {
                 hints.max_age = Some(Duration::from_millis(ms).min(MAX_TTL));
+                if cache_as.is_some() {
+                    hints.variant = variant;
+                }
+                hints.cache_as = cache_as;
             }
         }
         if let Some(v) = headers.remove(INVALIDATE_HEADER) {
@@ -101,12 +126,14 @@ impl Hints {
     }
 }
 
-/// The cache key: who asks (the bearer token), where, and what.
-pub fn key(authority: &str, authorization: Option<&str>, path_and_query: &str) -> String {
+/// The cache key: who asks (the bearer token), where, which read under the path (a reading
+/// POST's variant; empty for a GET), and the path, last (what a forget matches).
+pub fn key(authority: &str, authorization: Option<&str>, variant: &str, path_and_query: &str) -> String {
     format!(
-        "{}\u{0}{}\u{0}{}",
+        "{}\u{0}{}\u{0}{}\u{0}{}",
         authorization.unwrap_or(""),
         authority,
+        variant,
         path_and_query
     )
 }
@@ -190,7 +217,7 @@ mod tests {
     #[test]
     fn a_fresh_answer_is_served_and_a_stale_one_is_not() {
         let c = ResponseCache::default();
-        let k = key("b:1", None, "/api/v1/kv/qs/a");
+        let k = key("b:1", None, "", "/api/v1/kv/qs/a");
         c.put(k.clone(), answer(200, "x"), c.since());
         assert_eq!(c.get(&k, Duration::from_secs(5)).unwrap().body, "x");
         std::thread::sleep(Duration::from_millis(20));
@@ -200,7 +227,7 @@ mod tests {
     #[test]
     fn failures_are_not_kept() {
         let c = ResponseCache::default();
-        let k = key("b:1", None, "/p");
+        let k = key("b:1", None, "", "/p");
         c.put(k.clone(), answer(429, "slow down"), c.since());
         assert!(c.get(&k, Duration::from_secs(5)).is_none());
     }
@@ -208,8 +235,8 @@ mod tests {
     #[test]
     fn forgetting_a_path_spares_the_others_and_star_forgets_all() {
         let c = ResponseCache::default();
-        let a = key("b:1", Some("Bearer t"), "/api/v1/kv/qs/a");
-        let b = key("b:1", None, "/api/v1/kv/qs/b");
+        let a = key("b:1", Some("Bearer t"), "", "/api/v1/kv/qs/a");
+        let b = key("b:1", None, "", "/api/v1/kv/qs/b");
         c.put(a.clone(), answer(200, "a"), c.since());
         c.put(b.clone(), answer(200, "b"), c.since());
         c.forget(Some("/api/v1/kv/qs/a"));
@@ -225,7 +252,7 @@ mod tests {
     #[test]
     fn an_answer_read_before_a_forget_is_not_kept_after_it() {
         let c = ResponseCache::default();
-        let k = key("b:1", None, "/api/v1/kv/qs/q");
+        let k = key("b:1", None, "", "/api/v1/kv/qs/q");
         let before = c.since();
         c.forget(Some("/api/v1/kv/qs/q"));
         c.put(k.clone(), answer(200, "old"), before);
@@ -235,13 +262,13 @@ mod tests {
         assert_eq!(c.get(&k, Duration::from_secs(5)).unwrap().body, "new");
         // A forget of another path spares a read in flight (writes of other keys are
         // constant under load; the cache must keep working through them).
-        let other = key("b:1", None, "/base/api/v1/kv/qs/other");
+        let other = key("b:1", None, "", "/base/api/v1/kv/qs/other");
         let before = c.since();
         c.forget(Some("/api/v1/kv/qs/q"));
         c.put(other.clone(), answer(200, "o"), before);
         assert!(c.get(&other, Duration::from_secs(5)).is_some());
         // Under a base path, the forgotten path still matches.
-        let based = key("b:1", None, "/base/api/v1/kv/qs/q");
+        let based = key("b:1", None, "", "/base/api/v1/kv/qs/q");
         let before = c.since();
         c.forget(Some("/api/v1/kv/qs/q"));
         c.put(based.clone(), answer(200, "old"), before);
@@ -266,5 +293,48 @@ mod tests {
         let mut h = http::HeaderMap::new();
         h.insert(TTL_HEADER, "1500".parse().unwrap());
         assert_eq!(Hints::take(&http::Method::POST, &mut h).max_age, None);
+    }
+
+    /// Two reads kept under one stand-in path are told apart by their variants, and one
+    /// forget of the path forgets both.
+    #[test]
+    fn variants_under_one_path_are_kept_apart_and_forgotten_together() {
+        let c = ResponseCache::default();
+        let one = key("b:1", None, "v1", "/api/v1/kv/qs/qs:q:");
+        let two = key("b:1", None, "v2", "/api/v1/kv/qs/qs:q:");
+        c.put(one.clone(), answer(200, "one"), c.since());
+        c.put(two.clone(), answer(200, "two"), c.since());
+        assert_eq!(c.get(&one, Duration::from_secs(5)).unwrap().body, "one");
+        assert_eq!(c.get(&two, Duration::from_secs(5)).unwrap().body, "two");
+        c.forget(Some("/api/v1/kv/qs/qs:q:"));
+        assert!(c.get(&one, Duration::from_secs(5)).is_none());
+        assert!(c.get(&two, Duration::from_secs(5)).is_none());
+    }
+
+    /// A reading POST is cached only under the path it names, never under its own route
+    /// (every KV call shares `/api/v1/kv`), and only a POST or a GET may name one.
+    #[test]
+    fn a_post_is_cacheable_only_with_a_stand_in_path() {
+        let mut h = http::HeaderMap::new();
+        h.insert(TTL_HEADER, "1000".parse().unwrap());
+        h.insert(AS_HEADER, "/api/v1/kv/qs/qs:s:t:".parse().unwrap());
+        let hints = Hints::take(&http::Method::POST, &mut h);
+        assert_eq!(hints.max_age, Some(Duration::from_millis(1000)));
+        assert_eq!(hints.cache_as.as_deref(), Some("/api/v1/kv/qs/qs:s:t:"));
+        assert!(h.is_empty());
+        for (method, as_path) in [
+            (http::Method::GET, Some("/elsewhere")),
+            (http::Method::PUT, Some("/p")),
+            (http::Method::POST, Some("no-slash")),
+        ] {
+            let mut h = http::HeaderMap::new();
+            h.insert(TTL_HEADER, "1000".parse().unwrap());
+            if let Some(p) = as_path {
+                h.insert(AS_HEADER, p.parse().unwrap());
+            }
+            let hints = Hints::take(&method, &mut h);
+            assert_eq!(hints.max_age, None, "{method} {as_path:?}");
+            assert!(h.is_empty());
+        }
     }
 }

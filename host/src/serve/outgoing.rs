@@ -98,7 +98,12 @@ impl WasiHttpHooks for Outgoing {
                 .get(http::header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok());
             let pq = request.uri().path_and_query().map_or("/", |p| p.as_str());
-            cache::key(&authority, auth, pq)
+            cache::key(
+                &authority,
+                auth,
+                &hints.variant,
+                hints.cache_as.as_deref().unwrap_or(pq),
+            )
         });
         let meter = self
             .metrics
@@ -106,7 +111,12 @@ impl WasiHttpHooks for Outgoing {
         if let (Some(k), Some(age)) = (&cache_key, hints.max_age) {
             if let Some(hit) = self.cache.get(k, age) {
                 meter.done("cached");
-                return Box::new(async move { respond(hit) });
+                return Box::new(async move {
+                    // A reading POST has a body: the guest is still writing it, and a body
+                    // dropped unread fails its write. It is read to its end, then answered.
+                    request.into_body().collect().await?;
+                    respond(hit)
+                });
             }
         }
         let store = cache_key.map(|k| (k, self.cache.clone(), self.cache.since()));

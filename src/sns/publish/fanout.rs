@@ -30,37 +30,29 @@ pub struct Target {
     pub policy: Option<FilterPolicy>,
 }
 
-/// Reads the topic and its deliverable subscriptions: one KV call for the topic and the
-/// first page of subscriptions, one for their queues. A subscription whose queue is gone
-/// delivers to its `RedrivePolicy`'s dead-letter queue instead, what it would have
-/// delivered, as SNS moves a message it cannot deliver; without one (or with that queue
-/// gone too) it is left out (a publish is not refused for it).
+/// Reads the topic and its deliverable subscriptions. On the message path, so every read
+/// is one a host cache may answer, as a queue's record is read for a send: the topic's
+/// record, the first page of its subscriptions and their queues' records, each up to
+/// `QUEEN_SQS_REGISTRY_CACHE_MS` old. This replica's own writes are seen at once (they
+/// make the host forget what they change); another replica's within that bound. A topic
+/// not found is asked of the broker again, never taken from a cache.
+///
+/// A subscription whose queue is gone delivers to its `RedrivePolicy`'s dead-letter queue
+/// instead, what it would have delivered, as SNS moves a message it cannot deliver;
+/// without one (or with that queue gone too) it is left out (a publish is not refused for
+/// it).
 pub async fn targets<T: Transport>(
     ctx: &Ctx<'_, T>,
     topic: &str,
 ) -> Result<(TopicRecord, Vec<Target>), ApiError> {
+    let record = topic_recent(ctx, topic).await?;
     let prefix = subs_prefix(topic);
-    let first = ctx
+    let (mut rows, mut page) = ctx
         .queen
-        .kv_results(vec![
-            KvOp::get(topic_key(topic)),
-            KvOp::get_prefix(prefix.clone(), None, 1000),
-        ])
+        .kv_prefix_cached(&prefix, 1000, ctx.cfg.registry_cache_ms)
         .await
         .map_err(broker)?;
-    let record = first
-        .first()
-        .and_then(|r| r.row())
-        .and_then(decode::<TopicRecord>)
-        .ok_or_else(topic_not_found)?
-        .record;
-    let mut rows = first.get(1).map(|r| r.rows.clone()).unwrap_or_default();
-    let mut page = first.get(1).filter(|r| r.truncated).map(|r| {
-        r.next_after
-            .clone()
-            .or_else(|| r.rows.last().map(|x| x.key.clone()))
-    });
-    while let Some(Some(after)) = page {
+    while let Some(after) = page {
         if rows.len() >= MAX_SUBS_PER_TOPIC {
             break;
         }
@@ -70,7 +62,7 @@ pub async fn targets<T: Transport>(
             .await
             .map_err(broker)?;
         rows.extend(more);
-        page = next.map(Some);
+        page = next;
     }
     let subs: Vec<SubRecord> = rows
         .into_iter()
@@ -80,26 +72,13 @@ pub async fn targets<T: Transport>(
     if subs.is_empty() {
         return Ok((record, Vec::new()));
     }
-    let mut keys: Vec<String> = subs
+    let mut names: Vec<String> = subs
         .iter()
         .flat_map(|s| std::iter::once(s.queue.clone()).chain(dead_letter_queue(ctx, s)))
-        .map(|q| registry::key(&q))
         .collect();
-    keys.sort();
-    keys.dedup();
-    let mut queues = std::collections::BTreeMap::new();
-    for chunk in keys.chunks(1000) {
-        let r = ctx
-            .queen
-            .kv_results(vec![KvOp::get_many(chunk.to_vec())])
-            .await
-            .map_err(broker)?;
-        for row in r.into_iter().flat_map(|r| r.rows) {
-            if let Some(q) = crate::sqs::registry::parse(row.value) {
-                queues.insert(q.name.clone(), q);
-            }
-        }
-    }
+    names.sort();
+    names.dedup();
+    let queues = queue_records(ctx, names).await?;
     let targets = subs
         .into_iter()
         .filter_map(|sub| {
@@ -345,4 +324,55 @@ async fn deliver_past_a_subscriber_duplicate<T: Transport>(
         return Err(broker(e));
     }
     Ok(Outcome::Delivered)
+}
+
+/// The topic's record, read as [`targets`] reads (a miss asked again of the broker).
+async fn topic_recent<T: Transport>(ctx: &Ctx<'_, T>, topic: &str) -> Result<TopicRecord, ApiError> {
+    let key = topic_key(topic);
+    let cached = ctx
+        .queen
+        .kv_get_cached(&key, ctx.cfg.registry_cache_ms)
+        .await
+        .map_err(broker)?;
+    let row = match cached {
+        Some(row) => Some(row),
+        None if ctx.cfg.registry_cache_ms > 0 => ctx.queen.kv_get(&key).await.map_err(broker)?,
+        None => None,
+    };
+    row.and_then(decode::<TopicRecord>)
+        .map(|v| v.record)
+        .ok_or_else(topic_not_found)
+}
+
+/// The records of the named queues that exist, read together; a name missing from a cached
+/// answer is asked again of the broker (a queue made through another replica is found).
+async fn queue_records<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    names: Vec<String>,
+) -> Result<std::collections::BTreeMap<String, QueueRecord>, ApiError> {
+    let mut queues = std::collections::BTreeMap::new();
+    let mut found = |rows: Vec<crate::queen::KvRow>| {
+        for row in rows {
+            if let Some(q) = registry::parse(row.value) {
+                queues.insert(q.name.clone(), q);
+            }
+        }
+    };
+    let cache_ms = ctx.cfg.registry_cache_ms;
+    for chunk in names.chunks(1000) {
+        let keys: Vec<String> = chunk.iter().map(|q| registry::key(q)).collect();
+        let rows = ctx
+            .queen
+            .kv_get_many_cached(keys, registry::QUEUE_PREFIX, cache_ms)
+            .await
+            .map_err(broker)?;
+        let cached_all = rows.len() == chunk.len();
+        found(rows);
+        if cache_ms > 0 && !cached_all {
+            let keys: Vec<String> = chunk.iter().map(|q| registry::key(q)).collect();
+            let rows = ctx.queen.kv_get_many_cached(keys, "", 0).await.map_err(broker)?;
+            found(rows);
+        }
+    }
+    Ok(queues)
 }
