@@ -210,7 +210,13 @@ fn without_room_for_large_reservations_the_host_still_serves() {
     let _ = child.kill();
     let _ = child.wait();
     let all = seen.join("\n");
-    assert!(all.contains("SQS/SNS endpoint on http://"), "the host did not serve:\n{all}");
-    let notices = seen.iter().filter(|l| l.contains("bounds-checked memories")).count();
+    assert!(
+        all.contains("SQS/SNS endpoint on http://"),
+        "the host did not serve:\n{all}"
+    );
+    let notices = seen
+        .iter()
+        .filter(|l| l.contains("bounds-checked memories"))
+        .count();
     assert_eq!(notices, 1, "expected one fallback notice:\n{all}");
 }

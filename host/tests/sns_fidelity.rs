@@ -5,8 +5,8 @@
 mod sns_common;
 mod support;
 
-use sns_common::*;
 use serde_json::json;
+use sns_common::*;
 use support::Endpoint;
 
 /// (code, message) of an error answer.

@@ -348,7 +348,8 @@ impl<T: Transport> Queen<'_, T> {
         parent: &str,
         max_age_ms: u64,
     ) -> Result<Vec<KvRow>> {
-        let grouped = parent.ends_with(':') && keys.iter().all(|k| parent_prefix(k) == Some(parent));
+        let grouped =
+            parent.ends_with(':') && keys.iter().all(|k| parent_prefix(k) == Some(parent));
         if max_age_ms == 0 || !grouped {
             let r = self.kv_results(vec![KvOp::get_many(keys)]).await?;
             return Ok(r.into_iter().flat_map(|r| r.rows).collect());

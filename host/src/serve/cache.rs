@@ -128,7 +128,12 @@ impl Hints {
 
 /// The cache key: who asks (the bearer token), where, which read under the path (a reading
 /// POST's variant; empty for a GET), and the path, last (what a forget matches).
-pub fn key(authority: &str, authorization: Option<&str>, variant: &str, path_and_query: &str) -> String {
+pub fn key(
+    authority: &str,
+    authorization: Option<&str>,
+    variant: &str,
+    path_and_query: &str,
+) -> String {
     format!(
         "{}\u{0}{}\u{0}{}\u{0}{}",
         authorization.unwrap_or(""),

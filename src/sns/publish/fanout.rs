@@ -327,7 +327,10 @@ async fn deliver_past_a_subscriber_duplicate<T: Transport>(
 }
 
 /// The topic's record, read as [`targets`] reads (a miss asked again of the broker).
-async fn topic_recent<T: Transport>(ctx: &Ctx<'_, T>, topic: &str) -> Result<TopicRecord, ApiError> {
+async fn topic_recent<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+) -> Result<TopicRecord, ApiError> {
     let key = topic_key(topic);
     let cached = ctx
         .queen
@@ -370,7 +373,11 @@ async fn queue_records<T: Transport>(
         found(rows);
         if cache_ms > 0 && !cached_all {
             let keys: Vec<String> = chunk.iter().map(|q| registry::key(q)).collect();
-            let rows = ctx.queen.kv_get_many_cached(keys, "", 0).await.map_err(broker)?;
+            let rows = ctx
+                .queen
+                .kv_get_many_cached(keys, "", 0)
+                .await
+                .map_err(broker)?;
             found(rows);
         }
     }

@@ -15,6 +15,7 @@
 //! handle secret.
 
 mod cert;
+mod crt;
 mod drbg;
 
 use crate::ctx::Ctx;
@@ -78,6 +79,8 @@ struct Stored {
 /// The deployment's signing key, ready to sign for one request.
 pub struct Signer {
     key: RsaPrivateKey,
+    /// The key's CRT form, the fast path (`crt`); `None` for a key of another shape.
+    crt: Option<crt::CrtKey>,
     cert_id: String,
     rng: Drbg,
 }
@@ -85,6 +88,15 @@ pub struct Signer {
 impl Signer {
     /// `Signature`: base64 of the signature over `canonical`.
     pub fn sign(&mut self, version: Version, canonical: &str) -> Result<String, ApiError> {
+        if let Some(crt) = &self.crt {
+            let signed = match version {
+                Version::V1 => crt.sign(crt::SHA1_PREFIX, &sha1::Sha1::digest(canonical)),
+                Version::V2 => crt.sign(crt::SHA256_PREFIX, &Sha256::digest(canonical)),
+            };
+            if let Some(signature) = signed {
+                return Ok(STANDARD.encode(signature));
+            }
+        }
         let signature = match version {
             Version::V1 => SigningKey::<sha1::Sha1>::new(self.key.clone())
                 .try_sign_with_rng(&mut self.rng, canonical.as_bytes())
@@ -145,6 +157,7 @@ pub async fn signer<T: Transport>(ctx: &Ctx<'_, T>) -> Result<Signer, ApiError> 
         None => make(ctx, &mut rng).await?,
     };
     Ok(Signer {
+        crt: crt::CrtKey::of(&stored.0),
         key: stored.0,
         cert_id: stored.1,
         rng,
@@ -286,6 +299,7 @@ mod tests {
             "the certificate carries the public key"
         );
         let mut signer = Signer {
+            crt: crt::CrtKey::of(&key),
             key: key.clone(),
             cert_id: cert_id(&der),
             rng,
