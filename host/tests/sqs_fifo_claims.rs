@@ -215,3 +215,61 @@ async fn a_stale_handle_of_a_released_claim_deletes_nothing_behind_a_newer_claim
         bodies(&next)
     );
 }
+
+/// Issue 22: what a FIFO claim's deletes cost in broker calls (cache hits are not calls).
+/// A delete records itself in the group's claim record, acks the deleted prefix and prunes
+/// the record from the version it wrote: a single delete is lookup, record, ack, prune.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_delete_costs_four_broker_calls() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let b = a
+        .replica_behind(Arc::new(move |_seen: &support::Seen| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            None
+        }))
+        .await;
+    let url = fifo(&a, "costs.fifo", 30).await;
+    for i in 0..10 {
+        send(&a, &url, "g", &format!("m{i}")).await;
+    }
+    let url_b = url.replace(&a.url, &b.url);
+    // Warm the replica's cache of the queue's record.
+    b.sqs_ok("GetQueueUrl", json!({"QueueName": "costs.fifo"}))
+        .await;
+    let ms = receive(&b, &url_b).await;
+    assert_eq!(ms.len(), 10);
+    let before = calls.load(Ordering::SeqCst);
+    b.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url_b, "ReceiptHandle": ms[0]["ReceiptHandle"]}),
+    )
+    .await;
+    let single = calls.load(Ordering::SeqCst) - before;
+    let before = calls.load(Ordering::SeqCst);
+    let entries: Vec<Value> = ms[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, m)| json!({"Id": i.to_string(), "ReceiptHandle": m["ReceiptHandle"]}))
+        .collect();
+    let r = b
+        .sqs_ok(
+            "DeleteMessageBatch",
+            json!({"QueueUrl": url_b, "Entries": entries}),
+        )
+        .await;
+    assert_eq!(r["Successful"].as_array().map(Vec::len), Some(9), "{r}");
+    let batch = calls.load(Ordering::SeqCst) - before;
+    assert!(
+        single <= 4,
+        "a single FIFO delete made {single} broker calls"
+    );
+    assert!(
+        batch <= 4,
+        "a FIFO delete batch of 9 made {batch} broker calls"
+    );
+    assert!(receive(&a, &url).await.is_empty());
+}

@@ -141,13 +141,15 @@ pub fn kv_path(key: &str) -> String {
     format!("/api/v1/kv/{NS}/{}", tail.join("/"))
 }
 
-/// Writes in one KV call name at most this many keys in a cache invalidation; more
-/// forget the whole cache.
-const MAX_INVALIDATED_KEYS: usize = 16;
+/// A cache invalidation names at most this many paths; a write that would need more
+/// forgets the whole cache.
+const MAX_INVALIDATED_PATHS: usize = 16;
 
-/// The cache-invalidation header for the keys a batch writes (none for a pure read): each
-/// key's path, and the path of its parent prefix (the key up to its last `:`), under which
-/// [`Queen::kv_prefix_cached`] keeps a walk of that prefix.
+/// The cache-invalidation header for the keys a batch writes (none for a pure read). A
+/// host forgets a path that ends a key prefix (with `:`) together with every key under it,
+/// and the reads kept under it ([`Queen::kv_prefix_cached`], [`Queen::kv_get_many_cached`]).
+/// So each written key's parent prefix (up to its last `:`) is named, and the key itself
+/// only when it is its prefix's one written key: a receive's ten count keys are one path.
 fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
     let written: Vec<&str> = ops
         .iter()
@@ -157,13 +159,23 @@ fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
     if written.is_empty() {
         return None;
     }
-    let value = if written.len() > MAX_INVALIDATED_KEYS {
+    let mut paths: Vec<String> = Vec::new();
+    for key in &written {
+        let parent = parent_prefix(key);
+        let siblings = written
+            .iter()
+            .filter(|k| parent_prefix(k) == parent)
+            .count();
+        if parent.is_none() || siblings == 1 {
+            paths.push(kv_path(key));
+        }
+        paths.extend(parent.map(kv_path));
+    }
+    paths.sort();
+    paths.dedup();
+    let value = if paths.len() > MAX_INVALIDATED_PATHS {
         "*".to_string()
     } else {
-        let mut paths: Vec<String> = written.iter().map(|k| kv_path(k)).collect();
-        paths.extend(written.iter().filter_map(|k| parent_prefix(k)).map(kv_path));
-        paths.sort();
-        paths.dedup();
         paths.join(",")
     };
     Some((crate::http::CACHE_INVALIDATE_HEADER, value))
@@ -439,13 +451,15 @@ impl<T: Transport> Queen<'_, T> {
 mod tests {
     use super::*;
 
-    /// A write forgets each key's own path and its parent prefix's (where cached prefix
-    /// walks and grouped reads are kept); a pure read forgets nothing.
+    /// A write forgets its keys' parent prefixes (which forget every key under them and
+    /// the reads kept there) and a key alone under its prefix by its own path too; a pure
+    /// read forgets nothing.
     #[test]
-    fn a_write_forgets_its_keys_and_their_parent_prefixes() {
+    fn a_write_forgets_its_keys_parent_prefixes() {
         let ops = vec![
             KvOp::put("qs:s:orders:abc", Value::Null, None),
             KvOp::put("qs:s:orders:def", Value::Null, None),
+            KvOp::put("qs:q:orders", Value::Null, None),
             KvOp::get("qs:t:orders"),
         ];
         let (name, value) = invalidations(&ops).expect("a write");
@@ -454,14 +468,31 @@ mod tests {
         assert_eq!(
             paths,
             [
+                kv_path("qs:q:"),
+                kv_path("qs:q:orders"),
                 kv_path("qs:s:orders:"),
-                kv_path("qs:s:orders:abc"),
-                kv_path("qs:s:orders:def"),
             ]
         );
+        assert!(paths
+            .iter()
+            .all(|p| p.ends_with("%3A") || p.ends_with("orders")));
         assert!(invalidations(&[KvOp::get("qs:q:a")]).is_none());
-        let many: Vec<KvOp> = (0..=MAX_INVALIDATED_KEYS)
-            .map(|i| KvOp::put(format!("k:{i}"), Value::Null, None))
+        // A receive's twenty count and state keys of one queue: two paths, not "*".
+        let receive: Vec<KvOp> = (0..10)
+            .flat_map(|i| {
+                [
+                    KvOp::put(format!("qs:rc:q:{i}"), Value::Null, None),
+                    KvOp::put(format!("qs:rs:q:{i}"), Value::Null, None),
+                ]
+            })
+            .collect();
+        let (_, value) = invalidations(&receive).expect("a write");
+        assert_eq!(
+            value,
+            format!("{},{}", kv_path("qs:rc:q:"), kv_path("qs:rs:q:"))
+        );
+        let many: Vec<KvOp> = (0..=MAX_INVALIDATED_PATHS)
+            .map(|i| KvOp::put(format!("k{i}:x"), Value::Null, None))
             .collect();
         assert_eq!(invalidations(&many).map(|(_, v)| v).as_deref(), Some("*"));
     }

@@ -57,16 +57,32 @@ struct Inner {
     all_forgotten: u64,
 }
 
+/// How a forgotten path ending a KV key prefix ends (an encoded `:`): such a path forgets
+/// every entry under it as well as itself.
+const PREFIX_END: &str = "%3A";
+
+/// Whether forgetting `forgotten` forgets the entry at `path`: the path ends with it (the
+/// broker's URL may have a base path before it), or it is a key prefix found in the path.
+fn covers(forgotten: &str, path: &str) -> bool {
+    path.ends_with(forgotten) || (forgotten.ends_with(PREFIX_END) && path.contains(forgotten))
+}
+
 impl Inner {
-    /// Whether `key`'s path was forgotten after generation `since` (a forgotten path
-    /// matches the key's path or a suffix of it starting at a `/`).
+    /// Whether `key`'s path was forgotten after generation `since` (see [`covers`]: each
+    /// suffix of the path starting at a `/`, and each of those suffixes' key prefixes).
     fn forgotten_since(&self, key: &str, since: u64) -> bool {
         if self.all_forgotten > since {
             return true;
         }
         let path = key.rsplit('\u{0}').next().unwrap_or("");
-        path.match_indices('/')
-            .any(|(i, _)| self.forgotten.get(&path[i..]).is_some_and(|&g| g > since))
+        let newer = |p: &str| self.forgotten.get(p).is_some_and(|&g| g > since);
+        path.match_indices('/').any(|(i, _)| {
+            let tail = &path[i..];
+            newer(tail)
+                || tail
+                    .match_indices(PREFIX_END)
+                    .any(|(j, m)| newer(&tail[..j + m.len()]))
+        })
     }
 }
 
@@ -196,7 +212,7 @@ impl ResponseCache {
             Some(p) => {
                 inner
                     .entries
-                    .retain(|k, _| !k.rsplit('\u{0}').next().unwrap_or("").ends_with(p));
+                    .retain(|k, _| !covers(p, k.rsplit('\u{0}').next().unwrap_or("")));
                 if inner.forgotten.len() >= MAX_ENTRIES {
                     inner.forgotten.clear();
                     inner.all_forgotten = now;
@@ -298,6 +314,38 @@ mod tests {
         let mut h = http::HeaderMap::new();
         h.insert(TTL_HEADER, "1500".parse().unwrap());
         assert_eq!(Hints::take(&http::Method::POST, &mut h).max_age, None);
+    }
+
+    /// A forgotten key prefix (a path ending with an encoded `:`) forgets every entry
+    /// under it, also one read before the forget and answered after it; a key's own path
+    /// forgets that key alone.
+    #[test]
+    fn a_forgotten_key_prefix_forgets_the_keys_under_it() {
+        let c = ResponseCache::default();
+        let a = key("b:1", None, "", "/base/api/v1/kv/qs/qs%3Aq%3Aa");
+        let b = key("b:1", None, "", "/api/v1/kv/qs/qs%3Aq%3Ab");
+        let topic = key("b:1", None, "", "/api/v1/kv/qs/qs%3At%3Aa");
+        for k in [&a, &b, &topic] {
+            c.put(k.clone(), answer(200, "x"), c.since());
+        }
+        c.forget(Some("/api/v1/kv/qs/qs%3Aq%3Aa"));
+        assert!(c.get(&a, Duration::from_secs(5)).is_none());
+        assert!(c.get(&b, Duration::from_secs(5)).is_some());
+        c.forget(Some("/api/v1/kv/qs/qs%3Aq%3A"));
+        assert!(c.get(&b, Duration::from_secs(5)).is_none());
+        assert!(c.get(&topic, Duration::from_secs(5)).is_some());
+        let before = c.since();
+        c.forget(Some("/api/v1/kv/qs/qs%3Aq%3A"));
+        c.put(b.clone(), answer(200, "old"), before);
+        assert!(
+            c.get(&b, Duration::from_secs(5)).is_none(),
+            "kept across a prefix forget"
+        );
+        // A key's own path is not a prefix: a longer key stays.
+        let long = key("b:1", None, "", "/api/v1/kv/qs/qs%3Aq%3Abb");
+        c.put(long.clone(), answer(200, "x"), c.since());
+        c.forget(Some("/api/v1/kv/qs/qs%3Aq%3Ab"));
+        assert!(c.get(&long, Duration::from_secs(5)).is_some());
     }
 
     /// Two reads kept under one stand-in path are told apart by their variants, and one

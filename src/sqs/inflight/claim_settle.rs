@@ -110,6 +110,7 @@ async fn delete_in_claim<T: Transport>(
             txn,
             covers,
             release,
+            written,
         } => {
             let r = ctx
                 .queen
@@ -117,7 +118,7 @@ async fn delete_in_claim<T: Transport>(
                 .await?;
             match r.verdict() {
                 AckVerdict::Applied => {
-                    claim_record::forget_acked(ctx, q, pid, lease, &covers).await?;
+                    claim_record::forget_acked(ctx, q, pid, lease, &covers, written).await?;
                     release_claim(ctx, pid, lease, release).await;
                     Ok(())
                 }
