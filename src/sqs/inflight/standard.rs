@@ -334,15 +334,19 @@ async fn settle<T: Transport>(
     if txn.acks.is_empty() {
         return Ok(vec![false; popped.len()]);
     }
+    let repeats = split_repeats(&mut txn.acks);
     let mut backoff_ms = 50;
     loop {
         match ctx.queen.transaction(&txn).await {
-            Ok(TxnOutcome::Committed(_)) => return Ok(vec![true; popped.len()]),
+            Ok(TxnOutcome::Committed(_)) => {
+                ack_repeats(ctx, &repeats).await;
+                return Ok(vec![true; popped.len()]);
+            }
             Ok(TxnOutcome::RolledBack {
                 reason: RollbackReason::AckRejected,
                 ..
             }) => {
-                return settle_in_two_steps(ctx, q, popped, txn).await;
+                return settle_in_two_steps(ctx, q, popped, txn, &repeats).await;
             }
             Ok(TxnOutcome::RolledBack { .. }) => return Ok(vec![false; popped.len()]),
             // The released engine charges a timers rider to its KV write rate (100 calls/s
@@ -373,6 +377,7 @@ async fn settle_in_two_steps<T: Transport>(
     q: &QueueRecord,
     popped: &[(&PoppedMessage, String, Fate)],
     mut txn: Transaction,
+    repeats: &[Vec<Ack>],
 ) -> Result<Vec<bool>, ApiError> {
     let acks = std::mem::take(&mut txn.acks);
     if emptied_since_read(ctx, q).await? {
@@ -386,10 +391,22 @@ async fn settle_in_two_steps<T: Transport>(
             TxnOutcome::RolledBack { .. } => return Ok(vec![false; popped.len()]),
         }
     }
-    let taken: Vec<bool> = match ctx.queen.ack_batch(&acks).await {
+    let answered = ctx.queen.ack_batch(&acks).await;
+    ack_repeats(ctx, repeats).await;
+    // One answer per first ack; a repeat is taken with its first.
+    let by_ack: Vec<bool> = match answered {
         Ok(answers) if answers.len() == acks.len() => answers.iter().map(|a| a.success).collect(),
-        _ => vec![false; popped.len()],
+        _ => vec![false; acks.len()],
     };
+    let taken: Vec<bool> = popped
+        .iter()
+        .map(|(m, _, fate)| {
+            !matches!(fate, Fate::GiveBack | Fate::Leave)
+                && acks.iter().zip(&by_ack).any(|(a, ok)| {
+                    *ok && a.partition_id == m.partition_id && a.transaction_id == m.transaction_id
+                })
+        })
+        .collect();
     let undo: Vec<TimerOp> = popped
         .iter()
         .zip(&taken)
@@ -406,6 +423,42 @@ async fn settle_in_two_steps<T: Transport>(
     Ok(taken)
 }
 
+/// Splits off the acks that repeat a (partition, transaction id) named earlier in `acks`,
+/// by round: the broker resolves every ack of one call to the lowest unacked copy of its
+/// transaction id, so two copies of one id in a lane (a fired timer's copy skips the dedup
+/// window) acked in one call left the higher copy unacked, and the pop's lease, with the
+/// whole lane, held until it ran out. Round `n` holds each id's `n+1`-th ack; sent after the
+/// first call, each round reaches the next copy.
+fn split_repeats(acks: &mut Vec<Ack>) -> Vec<Vec<Ack>> {
+    let mut rounds: Vec<Vec<Ack>> = Vec::new();
+    let mut firsts: Vec<Ack> = Vec::new();
+    for ack in acks.drain(..) {
+        let seen =
+            |a: &Ack| a.partition_id == ack.partition_id && a.transaction_id == ack.transaction_id;
+        let earlier = firsts.iter().filter(|a| seen(a)).count()
+            + rounds.iter().flatten().filter(|a| seen(a)).count();
+        match earlier {
+            0 => firsts.push(ack),
+            n => {
+                if rounds.len() < n {
+                    rounds.resize_with(n, Vec::new);
+                }
+                rounds[n - 1].push(ack);
+            }
+        }
+    }
+    *acks = firsts;
+    rounds
+}
+
+/// Sends the repeats of [`split_repeats`], one call per round. One that fails leaves its
+/// lease to run out, as before.
+async fn ack_repeats<T: Transport>(ctx: &Ctx<'_, T>, rounds: &[Vec<Ack>]) {
+    for round in rounds {
+        let _lease_runs_out_otherwise = ctx.queen.ack_batch(round).await;
+    }
+}
+
 /// Acks `retry` each popped message whose fate `pick` names, under its pop's lease, in
 /// one call. One that fails leaves that lease to run out: the message comes back then.
 async fn retry<T: Transport>(
@@ -420,5 +473,38 @@ async fn retry<T: Transport>(
         .collect();
     if !acks.is_empty() {
         let _lease_runs_out_otherwise = ctx.queen.ack_batch(&acks).await;
+    }
+}
+
+#[cfg(test)]
+mod repeats_tests {
+    use super::*;
+
+    fn ack(p: &str, t: &str) -> Ack {
+        Ack::new(t, p, "lease", AckStatus::Completed)
+    }
+
+    #[test]
+    fn repeated_transaction_ids_go_in_later_rounds_one_per_copy() {
+        let mut acks = vec![
+            ack("p", "a"),
+            ack("p", "b"),
+            ack("p", "a"),
+            ack("q", "a"),
+            ack("p", "a"),
+        ];
+        let rounds = split_repeats(&mut acks);
+        let names = |v: &[Ack]| {
+            v.iter()
+                .map(|a| format!("{}/{}", a.partition_id, a.transaction_id))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&acks), ["p/a", "p/b", "q/a"]);
+        assert_eq!(rounds.len(), 2);
+        assert_eq!(names(&rounds[0]), ["p/a"]);
+        assert_eq!(names(&rounds[1]), ["p/a"]);
+        let mut distinct = vec![ack("p", "a"), ack("p", "b")];
+        assert!(split_repeats(&mut distinct).is_empty());
+        assert_eq!(distinct.len(), 2);
     }
 }
