@@ -16,20 +16,7 @@ use support::{Endpoint, HANDLE_SECRET};
 /// A replica of `a` whose broker calls pass a proxy counting the KV reads it forwards.
 async fn counted_replica(a: &Endpoint, cache_ms: &str) -> (Endpoint, Arc<AtomicUsize>) {
     let reads = Arc::new(AtomicUsize::new(0));
-    let counter = reads.clone();
-    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
-        let text = String::from_utf8_lossy(seen.body);
-        let read_op = ["\"get\"", "\"getMany\"", "\"getPrefix\""]
-            .iter()
-            .any(|op| text.contains(&format!("\"op\":{op}")));
-        if seen.path_and_query.starts_with("/api/v1/kv")
-            && (*seen.method == hyper::Method::GET || read_op)
-        {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }
-        None
-    });
-    let proxy = support::proxy(a.broker.url(), hook).await;
+    let proxy = support::kv_read_counting_proxy(a.broker.url(), reads.clone()).await;
     let env = vec![
         ("QUEEN_URL".to_string(), format!("http://{proxy}")),
         ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),

@@ -8,7 +8,6 @@ mod support;
 
 use bytes::Bytes;
 use serde_json::{json, Value};
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,31 +22,14 @@ fn replica_env(queen_url: &str, cache_ms: &str) -> Vec<(String, String)> {
     ]
 }
 
-/// A pass-through proxy in front of the broker that counts the KV reads it forwards.
-async fn counting_proxy(broker: String, kv_calls: Arc<AtomicUsize>) -> SocketAddr {
-    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
-        // KV reads only: a path-route GET, or a batch carrying a read op (receive counts
-        // are KV writes on a broker without deliveryAttempt).
-        let text = String::from_utf8_lossy(seen.body);
-        let read_op = ["\"get\"", "\"getMany\"", "\"getPrefix\""]
-            .iter()
-            .any(|op| text.contains(&format!("\"op\":{op}")));
-        if seen.path_and_query.starts_with("/api/v1/kv")
-            && (*seen.method == hyper::Method::GET || read_op)
-        {
-            kv_calls.fetch_add(1, Ordering::SeqCst);
-        }
-        None
-    });
-    support::proxy(broker, hook).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_message_path_reads_a_queue_record_once_per_bound() {
     let a = Endpoint::start().await;
     let url = a.create_queue("hot", json!({})).await;
     let kv_calls = Arc::new(AtomicUsize::new(0));
-    let proxy = counting_proxy(format!("http://{}", a.broker.addr), kv_calls.clone()).await;
+    let proxy =
+        support::kv_read_counting_proxy(format!("http://{}", a.broker.addr), kv_calls.clone())
+            .await;
     let b = Endpoint::serve_remote(
         replica_env(&format!("http://{proxy}"), "60000"),
         a.broker.clone(),

@@ -181,6 +181,17 @@ fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
     Some((crate::http::CACHE_INVALIDATE_HEADER, value))
 }
 
+/// A prefix walk's page: its rows and the cursor of the next page (none at the end).
+fn page_of(page: KvResult) -> (Vec<KvRow>, Option<String>) {
+    let next = if page.truncated {
+        page.next_after
+            .or_else(|| page.rows.last().map(|r| r.key.clone()))
+    } else {
+        None
+    };
+    (page.rows, next)
+}
+
 /// A key's parent prefix: the key up to and including its last `:` (none without one).
 fn parent_prefix(key: &str) -> Option<&str> {
     key.rfind(':').map(|i| &key[..=i])
@@ -341,14 +352,7 @@ impl<T: Transport> Queen<'_, T> {
             return self.kv_prefix(prefix, None, limit).await;
         }
         let op = KvOp::get_prefix(prefix, None, limit);
-        let page = self.kv_read_cached(op, prefix, max_age_ms).await?;
-        let next = if page.truncated {
-            page.next_after
-                .or_else(|| page.rows.last().map(|r| r.key.clone()))
-        } else {
-            None
-        };
-        Ok((page.rows, next))
+        Ok(page_of(self.kv_read_cached(op, prefix, max_age_ms).await?))
     }
 
     /// The rows of `keys` (those that exist), which a host with a cache may answer from it
@@ -418,14 +422,7 @@ impl<T: Transport> Queen<'_, T> {
         let mut r = self
             .kv_results(vec![KvOp::get_prefix(prefix, after, limit)])
             .await?;
-        let page = r.pop().unwrap_or_default();
-        let next = if page.truncated {
-            page.next_after
-                .or_else(|| page.rows.last().map(|r| r.key.clone()))
-        } else {
-            None
-        };
-        Ok((page.rows, next))
+        Ok(page_of(r.pop().unwrap_or_default()))
     }
 
     /// Every row under a prefix, up to `cap` rows.

@@ -844,6 +844,27 @@ pub struct Seen<'a> {
 /// (a fault), `None` forwards it.
 pub type Hook = Arc<dyn Fn(&Seen) -> Option<(u16, Vec<u8>)> + Send + Sync>;
 
+/// A [`proxy`] in front of `broker` that counts the KV reads it forwards into `reads`: a
+/// path-route GET, or a batch carrying a read op.
+pub async fn kv_read_counting_proxy(
+    broker: String,
+    reads: Arc<std::sync::atomic::AtomicUsize>,
+) -> SocketAddr {
+    let hook: Hook = Arc::new(move |seen: &Seen| {
+        let text = String::from_utf8_lossy(seen.body);
+        let read_op = ["\"get\"", "\"getMany\"", "\"getPrefix\""]
+            .iter()
+            .any(|op| text.contains(&format!("\"op\":{op}")));
+        if seen.path_and_query.starts_with("/api/v1/kv")
+            && (*seen.method == hyper::Method::GET || read_op)
+        {
+            reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        None
+    });
+    proxy(broker, hook).await
+}
+
 /// A pass-through HTTP proxy in front of `broker` (a base URL) whose `hook` sees every
 /// request and may answer it instead: counts calls, injects faults. Answers its address.
 pub async fn proxy(broker: String, hook: Hook) -> SocketAddr {
