@@ -217,10 +217,12 @@ async fn a_stale_handle_of_a_released_claim_deletes_nothing_behind_a_newer_claim
 }
 
 /// Issue 22: what a FIFO claim's deletes cost in broker calls (cache hits are not calls).
-/// A delete records itself in the group's claim record, acks the deleted prefix and prunes
-/// the record from the version it wrote: a single delete is lookup, record, ack, prune.
+/// A delete records itself in the group's claim record, acks the deleted prefix, then reads
+/// the record again and prunes it: five calls. (Pruning from the version the delete wrote
+/// saved the read, but concurrent deletes of one claim then lost more compare-and-sets and
+/// met the released engine's KV write limit: CI's engine lane, `RequestThrottled`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fifo_delete_costs_four_broker_calls() {
+async fn a_fifo_delete_costs_five_broker_calls() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     let a = Endpoint::start().await;
@@ -264,11 +266,11 @@ async fn a_fifo_delete_costs_four_broker_calls() {
     assert_eq!(r["Successful"].as_array().map(Vec::len), Some(9), "{r}");
     let batch = calls.load(Ordering::SeqCst) - before;
     assert!(
-        single <= 4,
+        single <= 5,
         "a single FIFO delete made {single} broker calls"
     );
     assert!(
-        batch <= 4,
+        batch <= 5,
         "a FIFO delete batch of 9 made {batch} broker calls"
     );
     assert!(receive(&a, &url).await.is_empty());

@@ -124,7 +124,7 @@ impl ClaimRecord {
 }
 
 /// A record with its version (0: absent).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Stored {
     pub record: Option<ClaimRecord>,
     pub version: i64,
@@ -234,8 +234,6 @@ pub enum Recorded {
         txn: String,
         covers: Vec<String>,
         release: Option<String>,
-        /// The record as this call left it, where pruning the acked ids starts from.
-        written: Stored,
     },
     /// Recorded; the prefix did not reach them, nothing to ack yet (but the lease is to be
     /// released at `release`, when what is left was all released).
@@ -275,7 +273,6 @@ pub async fn record<T: Transport>(
                 list.push(id.clone());
             }
         }
-        let mut written = current.clone();
         if rec != before {
             let op = KvOp::put_ttl(
                 key.clone(),
@@ -291,10 +288,6 @@ pub async fn record<T: Transport>(
                 current = current_of(res);
                 continue;
             }
-            written = Stored {
-                record: Some(rec.clone()),
-                version: res.version,
-            };
         }
         let prefix = rec.prefix_len();
         let release = rec.release_at().map(str::to_string);
@@ -304,26 +297,24 @@ pub async fn record<T: Transport>(
                 txn: rec.txns[n - 1].clone(),
                 covers: rec.ids[..n].to_vec(),
                 release,
-                written,
             },
         });
     }
     Err(contention())
 }
 
-/// Forgets messages the broker has completed (they are below its cursor), starting from
-/// the record as [`record`] left it (a compare-and-set that finds it changed since retries
-/// on what is there). Best effort in its effect: ids left behind are pruned by the group's
-/// next receive.
+/// Forgets messages the broker has completed (they are below its cursor). Best effort in
+/// its effect: ids left behind are pruned by the group's next receive.
 pub async fn forget_acked<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     partition_id: &str,
     lease: &str,
     acked: &[String],
-    mut current: Stored,
 ) -> Result<(), ApiError> {
     let key = record_key(&q.name, partition_id);
+    let r = ctx.queen.kv_results(vec![KvOp::get(key.clone())]).await?;
+    let mut current = r.first().map(stored_of).unwrap_or_default();
     for _ in 0..CAS_TRIES {
         // A record naming another lease was rewritten by a receive, which pruned them.
         let Some(before) = current.record.clone().filter(|r| r.lease == lease) else {

@@ -110,7 +110,6 @@ async fn delete_in_claim<T: Transport>(
             txn,
             covers,
             release,
-            written,
         } => {
             let r = ctx
                 .queen
@@ -118,7 +117,7 @@ async fn delete_in_claim<T: Transport>(
                 .await?;
             match r.verdict() {
                 AckVerdict::Applied => {
-                    claim_record::forget_acked(ctx, q, pid, lease, &covers, written).await?;
+                    claim_record::forget_acked(ctx, q, pid, lease, &covers).await?;
                     release_claim(ctx, pid, lease, release).await;
                     Ok(())
                 }
