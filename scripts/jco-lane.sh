@@ -61,13 +61,17 @@ lane_build_component
 lane_build_host
 lane_start_broker
 HANDLE_SECRET="jco-lane-handle-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+# The SNS delivery route's token: no host loop calls the route here, the tests do
+# (tests/compat/python/test_sns_http.py).
+export QUEEN_SQS_DELIVERY_TOKEN="jco-lane-delivery-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 
 # Starts the component served one way; sets PID_SERVE and ENDPOINT. The shim hands the
 # component Node's environment as wasi:cli/environment: only what the component reads.
 start_server() { # mode
   local mode=$1 port out="$DIR/$1"
   local env=(env -i PATH="$PATH" HOME="${HOME:-/tmp}" QUEEN_URL="$BROKER_URL"
-    QUEEN_SQS_HANDLE_SECRET="$HANDLE_SECRET" QUEEN_SQS_CREDENTIALS="test:test:$BROKER_TOKEN")
+    QUEEN_SQS_HANDLE_SECRET="$HANDLE_SECRET" QUEEN_SQS_CREDENTIALS="test:test:$BROKER_TOKEN"
+    QUEEN_SQS_DELIVERY_TOKEN="$QUEEN_SQS_DELIVERY_TOKEN")
   local serve=(node "$JCO" serve --host 127.0.0.1 --jco-dir "$out")
   port=$(lane_free_ports 1)
   echo

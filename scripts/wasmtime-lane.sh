@@ -57,6 +57,9 @@ lane_build_host
 lane_start_broker
 P_SERVE=$(lane_free_ports 1)
 HANDLE_SECRET="wasmtime-lane-handle-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+# The SNS delivery route's token: `wasmtime serve` has no loop calling the route, so the
+# tests call it (tests/compat/python/test_sns_http.py), as an operator's periodic call would.
+export QUEEN_SQS_DELIVERY_TOKEN="wasmtime-lane-delivery-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 echo "== wasmtime serve on 127.0.0.1:$P_SERVE -> $BROKER_URL"
 # -Scli: the component reads its configuration from wasi:cli/environment (--env) and uses
 # clocks and random; wasi:http (outgoing requests to Queen) is on by default in `serve`.
@@ -64,6 +67,7 @@ echo "== wasmtime serve on 127.0.0.1:$P_SERVE -> $BROKER_URL"
   --env "QUEEN_URL=$BROKER_URL" \
   --env "QUEEN_SQS_HANDLE_SECRET=$HANDLE_SECRET" \
   --env "QUEEN_SQS_CREDENTIALS=test:test:$BROKER_TOKEN" \
+  --env "QUEEN_SQS_DELIVERY_TOKEN=$QUEEN_SQS_DELIVERY_TOKEN" \
   "$COMPONENT" >"$DIR/serve.log" 2>&1 &
 PID_SERVE=$!
 lane_track_pid "$PID_SERVE"

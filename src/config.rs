@@ -40,7 +40,17 @@ pub struct Config {
     /// (`QUEEN_SQS_REGISTRY_CACHE_MS`; 0 reads the registry on every request). Only a
     /// host that keeps a cache between requests honours it (see `http::CACHE_TTL_HEADER`).
     pub registry_cache_ms: u64,
+    /// The hosts an SNS `http`/`https` subscription may name
+    /// (`QUEEN_SQS_SNS_HTTP_ALLOWED_HOSTS`, comma-separated; `*` allows any): the endpoint
+    /// POSTs to them, so it must not become a request forwarder to anything else.
+    pub sns_http_allowed_hosts: Vec<String>,
+    /// The token the SNS delivery route asks for (`QUEEN_SQS_DELIVERY_TOKEN`); without one
+    /// the route answers 404 and nothing delivers to HTTP/S subscriptions.
+    pub delivery_token: Option<String>,
 }
+
+/// Where SNS may POST unless `QUEEN_SQS_SNS_HTTP_ALLOWED_HOSTS` says: this machine only.
+pub const DEFAULT_SNS_HTTP_ALLOWED_HOSTS: &[&str] = &["127.0.0.1", "localhost", "[::1]"];
 
 /// The default bound on a cached queue record's staleness.
 pub const DEFAULT_REGISTRY_CACHE_MS: u64 = 1_000;
@@ -162,6 +172,18 @@ impl Config {
             },
         };
 
+        let sns_http_allowed_hosts = match var("QUEEN_SQS_SNS_HTTP_ALLOWED_HOSTS") {
+            None => DEFAULT_SNS_HTTP_ALLOWED_HOSTS
+                .iter()
+                .map(|h| h.to_string())
+                .collect(),
+            Some(s) => s
+                .split(',')
+                .map(|h| h.trim().to_ascii_lowercase())
+                .filter(|h| !h.is_empty())
+                .collect(),
+        };
+
         Ok(Config {
             queen_url,
             queen_token: var("QUEEN_TOKEN"),
@@ -172,6 +194,8 @@ impl Config {
             account_id,
             region,
             registry_cache_ms,
+            sns_http_allowed_hosts,
+            delivery_token: var("QUEEN_SQS_DELIVERY_TOKEN"),
         })
     }
 }

@@ -93,6 +93,19 @@ pub const CACHE_VARIANT_HEADER: &str = "x-queen-sqs-cache-variant";
 /// (`*`: all of them), sent with the write that makes them stale.
 pub const CACHE_INVALIDATE_HEADER: &str = "x-queen-sqs-cache-invalidate";
 
+/// A call beyond the broker: an SNS delivery to a subscriber's HTTP/S endpoint. The URL is
+/// absolute; the headers are all the request carries (no cache hints, no bearer token).
+#[derive(Debug, Clone)]
+pub struct OutsideRequest {
+    pub method: &'static str,
+    /// `http://` or `https://`, authority, path and query, already percent-encoded.
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// How long the transport waits for the answer's head, beyond which it gives up.
+    pub timeout_ms: u64,
+}
+
 /// Why a broker call produced no HTTP answer at all.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TransportError {
@@ -114,6 +127,18 @@ pub trait Transport {
     fn pause(&self, ms: u64) -> impl Future<Output = ()> {
         let _ = ms;
         std::future::ready(())
+    }
+
+    /// Sends a request beyond the broker (an SNS HTTP/S delivery). A transport that can
+    /// reach only its broker (the proxy-wasm gateway) answers `Unreachable`.
+    fn call_outside(
+        &self,
+        req: OutsideRequest,
+    ) -> impl Future<Output = Result<Response, TransportError>> {
+        let _ = req;
+        std::future::ready(Err(TransportError::Unreachable(
+            "this runtime makes no calls beyond the broker".into(),
+        )))
     }
 
     /// A monotonic clock in milliseconds, for work a request bounds by time (a move

@@ -161,6 +161,13 @@ where
         };
     }
 
+    if req.path() == crate::sns::webhook::ROUTE {
+        return match &config {
+            Ok(cfg) => deliveries(&req, cfg, make_transport, now_ms, &request_id).await,
+            Err(_) => not_found(),
+        };
+    }
+
     let scope = auth::peek_scope_service(&req);
     let rec = match wire::recognise(&req, scope) {
         Ok(r) => r,
@@ -186,7 +193,7 @@ where
         AuthMode::Off => cfg.queen_token.clone(),
         // An SNS notification's `UnsubscribeURL` works with a plain GET, as AWS's does: it
         // names the subscription, which is all it can remove.
-        AuthMode::SigV4 if is_unsigned_unsubscribe(&req, &rec) => public_token(cfg),
+        AuthMode::SigV4 if is_unsigned_link(&req, &rec) => public_token(cfg),
         AuthMode::SigV4 => match auth::verify(&req, &cfg.credentials, now_ms.div_euclid(1000)) {
             // One listener serves both services; the scope must name the one the action is.
             Ok(v) if v.service != rec.service => {
@@ -239,15 +246,69 @@ where
     }
 }
 
+/// The SNS delivery route (`sns::webhook`): a POST carrying the deployment's delivery
+/// token works through the outbox once and answers what it did. Anything else is a 404, so
+/// the route is not told apart from a path that does not exist.
+async fn deliveries<T, F>(
+    req: &Request,
+    cfg: &Config,
+    make_transport: F,
+    now_ms: i64,
+    request_id: &str,
+) -> Response
+where
+    T: Transport,
+    F: FnOnce(&Config) -> T,
+{
+    use crate::sns::webhook;
+    let presented = req.header(webhook::TOKEN_HEADER);
+    let admitted = req.method == "POST"
+        && cfg
+            .delivery_token
+            .as_deref()
+            .zip(presented)
+            .is_some_and(|(want, got)| webhook::confirm::same_token(want, got));
+    if !admitted {
+        return not_found();
+    }
+    let transport = make_transport(cfg);
+    let ctx = Ctx {
+        cfg,
+        queen: Queen::new(&transport, public_token(cfg)),
+        now_ms,
+        base_url: base_url(req),
+        request_id,
+        trace_header: None,
+    };
+    match webhook::worker::work(&ctx).await {
+        Ok(worked) => Response::new(
+            200,
+            "application/json",
+            serde_json::to_vec(&worked).unwrap_or_default(),
+        ),
+        Err(e) => Response::new(
+            503,
+            "application/json",
+            json!({"error": e.code.code(), "message": e.message})
+                .to_string()
+                .into_bytes(),
+        ),
+    }
+}
+
 fn is_get(req: &Request) -> bool {
     req.method == "GET" || req.method == "HEAD"
 }
 
-/// An unsigned GET of SNS `Unsubscribe` (a notification's `UnsubscribeURL`).
-fn is_unsigned_unsubscribe(req: &Request, rec: &wire::Recognised) -> bool {
+/// An unsigned GET of SNS `Unsubscribe` (a notification's `UnsubscribeURL`) or
+/// `ConfirmSubscription` (a confirmation's `SubscribeURL`, which needs the token).
+fn is_unsigned_link(req: &Request, rec: &wire::Recognised) -> bool {
     is_get(req)
         && rec.service == Service::Sns
-        && rec.action == wire::Action::Unsubscribe
+        && matches!(
+            rec.action,
+            wire::Action::Unsubscribe | wire::Action::ConfirmSubscription
+        )
         && req.header("authorization").is_none()
         && !req.query().contains("X-Amz-")
 }

@@ -1,4 +1,5 @@
-//! SNS subscriptions through the real host: sqs only, refused protocols by name, the
+//! SNS subscriptions through the real host: sqs (http/https in `sns_http`), the other
+//! protocols refused by name, the
 //! endpoint rules, idempotency both ways, attributes and filter-policy validation,
 //! confirmation refusal, unsubscribe, listings.
 
@@ -9,11 +10,25 @@ use sns_common::*;
 use support::Endpoint;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn only_sqs_is_accepted_and_others_are_refused_by_name() {
+async fn sqs_is_accepted_and_protocols_without_a_delivery_are_refused_by_name() {
     let ep = Endpoint::start().await;
     let t = create_topic(&ep, "t", &[]).await;
     let q = make_queue(&ep, "q").await;
-    for protocol in ["http", "https", "email", "lambda", "carrier-pigeon"] {
+    // http and https take a URL of their own scheme, not a queue's ARN.
+    for protocol in ["http", "https"] {
+        let (status, code, msg) = sns_err(
+            &ep,
+            "Subscribe",
+            &[("TopicArn", &t), ("Protocol", protocol), ("Endpoint", &q)],
+        )
+        .await;
+        assert_eq!((status, code.as_str()), (400, "InvalidParameter"));
+        assert!(
+            msg.contains("Endpoint must match the specified protocol"),
+            "{protocol}: {msg}"
+        );
+    }
+    for protocol in ["email", "lambda", "sms", "carrier-pigeon"] {
         let (status, code, msg) = sns_err(
             &ep,
             "Subscribe",

@@ -2,8 +2,8 @@
 //!
 //! SNS here is a facade-level construct: topics and subscriptions are `qs:t:` and `qs:s:`
 //! records in Queen's KV store (see `records`), and a publish is one broker transaction
-//! per message. Nothing about SNS reaches the broker's queue configuration. v0 subscribes
-//! SQS queues of this account and nothing else.
+//! per message. It subscribes SQS queues of this account, which a publish pushes into, and
+//! `http`/`https` endpoints, which a publish records POSTs for in the outbox (`webhook`).
 
 pub mod arn;
 pub mod errors;
@@ -19,6 +19,7 @@ mod subscriptions;
 mod tags;
 mod topic_attrs;
 mod topics;
+pub mod webhook;
 
 use crate::ctx::Ctx;
 use crate::http::Transport;

@@ -87,6 +87,14 @@ pub struct SubRecord {
     /// Settable attributes as set (RawMessageDelivery, FilterPolicy, ...).
     pub attributes: BTreeMap<String, String>,
     pub created: i64,
+    /// An `http`/`https` subscription's confirmation token (`webhook::confirm`), kept once
+    /// confirmed so that a repeated confirmation answers the same ARN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Not yet confirmed: nothing is delivered to it, and it is listed as
+    /// `PendingConfirmation` (an SQS subscription is confirmed when it is made).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 impl SubRecord {
@@ -95,6 +103,10 @@ impl SubRecord {
     }
     pub fn raw(&self) -> bool {
         self.attr("RawMessageDelivery") == Some("true")
+    }
+    /// Delivered by a POST to its endpoint (`webhook`), not pushed into a queue.
+    pub fn is_webhook(&self) -> bool {
+        matches!(self.protocol.as_str(), "http" | "https")
     }
 }
 

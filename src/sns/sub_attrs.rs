@@ -166,11 +166,14 @@ pub fn report(cfg: &Config, s: &SubRecord) -> BTreeMap<String, String> {
     out.insert("Owner".into(), cfg.account_id.clone());
     out.insert("Protocol".into(), s.protocol.clone());
     out.insert("Endpoint".into(), s.endpoint.clone());
-    out.insert("ConfirmationWasAuthenticated".into(), "true".into());
+    // An SQS subscription is confirmed by the signed `Subscribe`; an HTTP/S one by a token,
+    // perhaps by an unsigned GET, which this endpoint does not tell apart.
+    let authenticated = if s.is_webhook() { "false" } else { "true" };
+    out.insert("ConfirmationWasAuthenticated".into(), authenticated.into());
     out.insert(
         "SubscriptionPrincipal".into(),
         crate::sqs::naming::principal_arn(cfg),
     );
-    out.insert("PendingConfirmation".into(), "false".into());
+    out.insert("PendingConfirmation".into(), s.pending.to_string());
     out
 }

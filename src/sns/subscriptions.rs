@@ -1,27 +1,30 @@
-//! `Subscribe` and the rest of a subscription's life. v0 subscribes SQS queues of this
-//! account and nothing else; every subscription is confirmed when it is created.
+//! `Subscribe` and the rest of a subscription's life. An SQS queue of this account is
+//! confirmed when it is subscribed; an `http`/`https` endpoint is pending until it confirms
+//! with the token POSTed to it (`webhook`). Every other protocol is refused by name.
 
 use super::arn::{mint_uuid, subscription_arn, subscription_from_arn, topic_arn};
 use super::errors::{bad_arn, broker, invalid, invalid_because, subscription_not_found};
 use super::input::Params;
 use super::paging;
 use super::records::{
-    decode, delete_sub_ops, endpoint_key, load_sub, sub_key, subs_prefix, to_value, topic_key,
-    SubRecord, Versioned, SUB_PREFIX,
+    decode, delete_sub_ops, endpoint_key, load_sub, sub_key, subs_of, subs_prefix, to_value,
+    topic_key, SubRecord, Versioned, SUB_PREFIX,
 };
 use super::sub_attrs;
 use super::tags::CAS_ATTEMPTS;
 use super::topics::{require, topic_param};
+use super::webhook;
 use crate::ctx::Ctx;
 use crate::http::Transport;
-use crate::queen::{KvOp, KvOutcome};
+use crate::queen::{KvOp, KvOutcome, Transaction, TxnOutcome};
+use crate::sqs::lanes::message_key;
 use crate::sqs::naming::name_from_arn;
 use crate::sqs::registry::{self, QueueRecord};
 use crate::wire::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// Every protocol SNS defines; all but `sqs` are refused by name.
+/// Every protocol SNS defines; all but `sqs`, `http` and `https` are refused by name.
 const SNS_PROTOCOLS: &[&str] = &[
     "http",
     "https",
@@ -77,7 +80,7 @@ fn refused_protocol(protocol: &str) -> ApiError {
     if SNS_PROTOCOLS.contains(&protocol) {
         invalid_because(
             "Protocol",
-            format!("the {protocol} protocol is not supported by this endpoint: only sqs subscriptions are"),
+            format!("the {protocol} protocol is not supported by this endpoint: only sqs, http and https subscriptions are"),
         )
     } else {
         invalid(format!(
@@ -90,6 +93,9 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
     let topic = topic_param(ctx.cfg, &p)?;
     let protocol = p.str("Protocol")?;
     let supplied = supplied_attributes(&p)?;
+    if matches!(protocol, "http" | "https") {
+        return subscribe_webhook(ctx, topic, protocol, &p, supplied).await;
+    }
     if protocol != "sqs" {
         // As SNS answers: a missing topic is `NotFound` and bad attributes are refused
         // whatever the protocol; only then is the protocol (refused here) judged.
@@ -137,6 +143,8 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
             queue: queue.to_string(),
             attributes: supplied.clone(),
             created: ctx.now_s(),
+            token: None,
+            pending: false,
         };
         // Rewriting the topic under its version fences a concurrent DeleteTopic: either
         // this lands first and the delete's walk sees it, or the delete wins and this fails.
@@ -206,21 +214,168 @@ pub async fn unsubscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Resul
     Ok(json!({}))
 }
 
-/// Never succeeds: no token is ever minted here, because every subscription this
-/// endpoint creates is a same-account SQS queue, which AWS confirms at `Subscribe`.
+/// How long an unconfirmed subscription waits for its confirmation, as SNS's does.
+const PENDING_LIFETIME_S: i64 = 3 * 24 * 3600;
+
+/// A pending subscription past its three days: it no longer exists to any reader.
+fn expired(s: &SubRecord, now_s: i64) -> bool {
+    s.pending && now_s - s.created > PENDING_LIFETIME_S
+}
+
+/// An `http`/`https` subscription: the endpoint checked against the allowed hosts, the
+/// record written pending with its token, and the `SubscriptionConfirmation` put in the
+/// outbox, all in one transaction. A repeat of a confirmed subscription answers its ARN;
+/// of a pending one, sends the confirmation again.
+async fn subscribe_webhook<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+    protocol: &str,
+    p: &Params<'_>,
+    supplied: BTreeMap<String, String>,
+) -> Result<Value, ApiError> {
+    let endpoint = p.opt_str("Endpoint")?.unwrap_or("");
+    let return_arn = p
+        .opt_str("ReturnSubscriptionArn")?
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    for _ in 0..CAS_ATTEMPTS {
+        let t = require(ctx, topic).await?;
+        webhook::endpoint::check(ctx.cfg, protocol, endpoint)?;
+        if t.record.fifo {
+            return Err(invalid_because(
+                "Protocol",
+                format!("a FIFO topic delivers to SQS queues only, not {protocol}"),
+            ));
+        }
+        let index = endpoint_key(topic, protocol, endpoint);
+        let existing = match ctx.queen.kv_get(&index).await.map_err(broker)? {
+            Some(row) => match row.value.as_str() {
+                Some(id) => load_sub(ctx, topic, id).await?,
+                None => None,
+            },
+            None => None,
+        };
+        let mut txn = Transaction::default();
+        let record = match existing.filter(|e| !expired(&e.record, ctx.now_s())) {
+            Some(e) if !sub_attrs::matches(&e.record.attributes, &supplied) => {
+                return Err(invalid_because(
+                    "Attributes",
+                    "Subscription already exists with different attributes",
+                ));
+            }
+            Some(e) if !e.record.pending => {
+                let arn = subscription_arn(ctx.cfg, topic, &e.record.id);
+                return Ok(json!({"SubscriptionArn": arn}));
+            }
+            // Pending: the same record, its confirmation sent again.
+            Some(e) => {
+                txn.kv.push(
+                    KvOp::put(
+                        sub_key(topic, &e.record.id),
+                        to_value(&e.record),
+                        Some(e.version),
+                    )
+                    .required(),
+                );
+                e.record
+            }
+            None => {
+                let record = SubRecord {
+                    id: mint_uuid(&format!("{}/subscription", ctx.request_id)),
+                    topic: topic.to_string(),
+                    protocol: protocol.to_string(),
+                    endpoint: endpoint.to_string(),
+                    queue: String::new(),
+                    attributes: supplied.clone(),
+                    created: ctx.now_s(),
+                    token: Some(webhook::confirm::mint_token(
+                        &ctx.cfg.handle_secret,
+                        ctx.request_id,
+                    )),
+                    pending: true,
+                };
+                // An expired twin's index is taken over (no version expected of it).
+                let index_version = if ctx.queen.kv_get(&index).await.map_err(broker)?.is_some() {
+                    None
+                } else {
+                    Some(0)
+                };
+                txn.kv.push(
+                    KvOp::put(sub_key(topic, &record.id), to_value(&record), Some(0)).required(),
+                );
+                txn.kv
+                    .push(KvOp::put(index.clone(), json!(record.id), index_version).required());
+                record
+            }
+        };
+        // Fences a concurrent DeleteTopic, as `subscribe` does.
+        txn.kv
+            .push(KvOp::put(topic_key(topic), to_value(&t.record), Some(t.version)).required());
+        webhook::outbox::ensure(ctx).await?;
+        let job =
+            webhook::confirm::confirmation(ctx, &record, t.record.attr("SignatureVersion")).await?;
+        txn.pushes.push(job.push(&message_key(ctx.request_id, 0)));
+        if let TxnOutcome::Committed(_) = ctx.queen.transaction(&txn).await.map_err(broker)? {
+            let arn = subscription_arn(ctx.cfg, topic, &record.id);
+            let answer = if return_arn { arn } else { PENDING.to_string() };
+            return Ok(json!({"SubscriptionArn": answer}));
+        }
+    }
+    Err(contended())
+}
+
+/// What SNS answers and lists for a subscription not yet confirmed.
+const PENDING: &str = "pending confirmation";
+const PENDING_LISTED: &str = "PendingConfirmation";
+
+/// Confirms the pending subscription of the topic whose token this is (signed or not: a
+/// GET of the `SubscribeURL` is this call). A confirmed one answers its ARN again.
 pub async fn confirm_subscription<T: Transport>(
     ctx: &Ctx<'_, T>,
     p: Params<'_>,
 ) -> Result<Value, ApiError> {
-    topic_param(ctx.cfg, &p)?;
-    p.str("Token")?;
-    // AWS's answer to a token it did not issue; here none is ever issued.
-    Err(invalid("Token"))
+    let topic = topic_param(ctx.cfg, &p)?;
+    let token = p.str("Token")?;
+    require(ctx, topic).await?;
+    for _ in 0..CAS_ATTEMPTS {
+        let found = subs_of(ctx, topic).await?.into_iter().find(|s| {
+            s.record
+                .token
+                .as_deref()
+                .is_some_and(|t| webhook::confirm::same_token(t, token))
+                && !expired(&s.record, ctx.now_s())
+        });
+        // SNS's answer to a token it did not issue (or one expired).
+        let Some(found) = found else {
+            return Err(invalid("Token"));
+        };
+        let arn = subscription_arn(ctx.cfg, topic, &found.record.id);
+        if !found.record.pending {
+            return Ok(json!({"SubscriptionArn": arn}));
+        }
+        let mut record = found.record.clone();
+        record.pending = false;
+        let op = KvOp::put(
+            sub_key(topic, &record.id),
+            to_value(&record),
+            Some(found.version),
+        );
+        if let KvOutcome::Done(r) = ctx.queen.kv(vec![op]).await.map_err(broker)? {
+            if r.first().is_some_and(|r| r.applied()) {
+                return Ok(json!({"SubscriptionArn": arn}));
+            }
+        }
+    }
+    Err(contended())
 }
 
 fn listing(ctx_cfg: &crate::config::Config, s: &SubRecord) -> Value {
+    let arn = if s.pending {
+        PENDING_LISTED.to_string()
+    } else {
+        subscription_arn(ctx_cfg, &s.topic, &s.id)
+    };
     json!({
-        "SubscriptionArn": subscription_arn(ctx_cfg, &s.topic, &s.id),
+        "SubscriptionArn": arn,
         "Owner": ctx_cfg.account_id,
         "Protocol": s.protocol,
         "Endpoint": s.endpoint,
@@ -237,6 +392,7 @@ async fn list_under<T: Transport>(
     let subs: Vec<Value> = rows
         .into_iter()
         .filter_map(decode::<SubRecord>)
+        .filter(|s| !expired(&s.record, ctx.now_s()))
         .map(|s| listing(ctx.cfg, &s.record))
         .collect();
     let mut out = json!({"Subscriptions": subs});

@@ -197,8 +197,12 @@ pub fn default_policy(cfg: &Config, arn: &str) -> String {
 const DEFAULT_DELIVERY_POLICY: &str = r#"{"http":{"defaultHealthyRetryPolicy":{"minDelayTarget":20,"maxDelayTarget":20,"numRetries":3,"numMaxDelayRetries":0,"numNoDelayRetries":0,"numMinDelayRetries":0,"backoffFunction":"linear"},"disableSubscriptionOverrides":false,"defaultRequestPolicy":{"headerContentType":"text/plain; charset=UTF-8"}}}"#;
 
 /// Everything `GetTopicAttributes` answers: what is stored, the defaults AWS reports,
-/// and the read-only counts (`SubscriptionsPending` is structurally 0).
-pub fn report(cfg: &Config, t: &TopicRecord, confirmed: usize) -> BTreeMap<String, String> {
+/// and the read-only counts.
+pub fn report(
+    cfg: &Config,
+    t: &TopicRecord,
+    (confirmed, pending): (usize, usize),
+) -> BTreeMap<String, String> {
     let arn = topic_arn(cfg, &t.name);
     let mut out: BTreeMap<String, String> = t
         .attributes
@@ -212,7 +216,7 @@ pub fn report(cfg: &Config, t: &TopicRecord, confirmed: usize) -> BTreeMap<Strin
         .or_insert_with(|| default_policy(cfg, &arn));
     out.entry("DisplayName".into()).or_default();
     out.insert("SubscriptionsConfirmed".into(), confirmed.to_string());
-    out.insert("SubscriptionsPending".into(), "0".into());
+    out.insert("SubscriptionsPending".into(), pending.to_string());
     out.insert("SubscriptionsDeleted".into(), "0".into());
     let effective = t
         .attr("DeliveryPolicy")

@@ -188,8 +188,10 @@ pub async fn get_topic_attributes<T: Transport>(
 ) -> Result<Value, ApiError> {
     let name = topic_param(ctx.cfg, &p)?;
     let topic = require(ctx, name).await?;
-    let confirmed = subs_of(ctx, name).await?.len();
-    Ok(json!({"Attributes": report(ctx.cfg, &topic.record, confirmed)}))
+    let subs = subs_of(ctx, name).await?;
+    let pending = subs.iter().filter(|s| s.record.pending).count();
+    let counts = (subs.len() - pending, pending);
+    Ok(json!({"Attributes": report(ctx.cfg, &topic.record, counts)}))
 }
 
 pub async fn set_topic_attributes<T: Transport>(

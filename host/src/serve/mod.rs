@@ -3,6 +3,7 @@
 
 mod cache;
 mod console;
+mod deliveries;
 mod depths;
 mod engine;
 mod files;
@@ -14,6 +15,7 @@ mod request_log;
 mod server;
 mod switches;
 
+pub use deliveries::DeliveryLoop;
 pub use engine::{load, Loaded};
 pub use files::raise_open_files_limit;
 pub use outgoing::Outgoing;

@@ -15,6 +15,7 @@
 //!   publishes are served however many receivers wait.
 
 use super::console;
+use super::deliveries::DeliveryLoop;
 use super::depths::DepthCache;
 use super::engine::{
     arm_budget, Loaded, State, EPOCH_TICK, MAX_CONCURRENT_INSTANCES, MAX_LONG_POLLS,
@@ -207,6 +208,8 @@ pub struct Server {
     depths: DepthCache,
     /// `QUEEN_SQS_METRICS` and `QUEEN_SQS_CONSOLE`.
     switches: Switches,
+    /// Who calls the SNS delivery route (`deliveries`); started by [`serve`].
+    deliveries: Option<DeliveryLoop>,
 }
 
 /// What a request holds while it is inside the component: its slot, of either kind.
@@ -246,6 +249,12 @@ impl Server {
         });
         let metrics_access = MetricsAccess::from_env(&env);
         let mut env = env;
+        let deliveries = DeliveryLoop::from_env(&mut env)
+            .map(Some)
+            .unwrap_or_else(|e| {
+                eprintln!("queen-sqs-host: {e}; SNS deliveries to HTTP/S subscribers are off");
+                None
+            });
         // The component tells the host what each request was, in a header removed here;
         // asked only when something reads it.
         if switches.metrics || request_log.is_some() {
@@ -260,6 +269,7 @@ impl Server {
             metrics_access,
             depths,
             switches,
+            deliveries,
             env,
             outgoing,
             slots: Arc::new(Semaphore::new(limits.max_inflight as usize)),
@@ -689,6 +699,11 @@ fn plain(status: u16, why: &'static str, close_after: bool) -> hyper::Response<H
 
 /// Accepts connections on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, server: Arc<Server>) -> Result<()> {
+    // Stopped when this future is dropped.
+    let _deliveries = match (&server.deliveries, listener.local_addr()) {
+        (Some(d), Ok(addr)) => Some(d.spawn(addr)),
+        _ => None,
+    };
     loop {
         // Room for one more connection first: at the cap the listener stops accepting.
         let Ok(connection) = server.connections.clone().acquire_owned().await else {

@@ -128,7 +128,7 @@ pub const RULES: &[Rule] = &[
     // --- Subscribe ---
     err("SNS-SU-01", "Subscribe", r#"{"TopicArn":"{topic}","Endpoint":"{subq_arn}"}"#, IP, 400, MISSING),
     err("SNS-SU-02", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"carrier-pigeon","Endpoint":"{subq_arn}"}"#, IP, 400, SUB),
-    err("SNS-SU-03", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"https","Endpoint":"https://example.com/hook"}"#, IP, 400, "contract: Protocol=sqs is the only protocol accepted"),
+    err("SNS-SU-03", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"https","Endpoint":"https://example.com/hook"}"#, IP, 400, "an https endpoint on a host not in QUEEN_SQS_SNS_HTTP_ALLOWED_HOSTS (loopback only by default)"),
     err("SNS-SU-04", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"sqs","Endpoint":"https://example.com/not-an-arn"}"#, IP, 400, SUB),
     err("SNS-SU-05", "Subscribe", r#"{"TopicArn":"{topic}","Protocol":"sqs"}"#, IP, 400, SUB),
     err("SNS-SU-06", "Subscribe", r#"{"TopicArn":"{no_topic}","Protocol":"sqs","Endpoint":"{subq_arn}"}"#, "NotFound", 404, NOT_FOUND),

@@ -15,6 +15,7 @@ use crate::sns::records::{
 };
 use crate::sns::signing;
 use crate::sns::sub_attrs;
+use crate::sns::webhook::outbox;
 use crate::sqs::lanes::{message_key, push_item};
 use crate::sqs::registry::{self, QueueRecord};
 use crate::wire::ApiError;
@@ -23,7 +24,8 @@ use serde_json::json;
 /// SNS FIFO deduplicates for five minutes.
 const DEDUP_WINDOW_S: u64 = 300;
 
-/// A subscription whose queue exists, with its policy compiled.
+/// A subscription that takes deliveries, with its policy compiled, and the queue its
+/// deliveries are pushed into: its SQS queue (or dead-letter queue), or the outbox.
 pub struct Target {
     pub sub: SubRecord,
     pub queue: QueueRecord,
@@ -64,37 +66,43 @@ pub async fn targets<T: Transport>(
         rows.extend(more);
         page = next;
     }
-    let subs: Vec<SubRecord> = rows
+    // A subscription still pending gets nothing.
+    let (hooks, queued): (Vec<SubRecord>, Vec<SubRecord>) = rows
         .into_iter()
         .filter_map(decode::<SubRecord>)
         .map(|v| v.record)
+        .filter(|s| !s.pending)
+        .partition(SubRecord::is_webhook);
+    // An HTTP/S subscription's deliveries go into the outbox, as a push to a queue does.
+    let mut targets: Vec<Target> = hooks
+        .into_iter()
+        .filter_map(|sub| target(sub, outbox::record()))
         .collect();
-    if subs.is_empty() {
-        return Ok((record, Vec::new()));
+    if queued.is_empty() {
+        return Ok((record, targets));
     }
-    let mut names: Vec<String> = subs
+    let mut names: Vec<String> = queued
         .iter()
         .flat_map(|s| std::iter::once(s.queue.clone()).chain(dead_letter_queue(ctx, s)))
         .collect();
     names.sort();
     names.dedup();
     let queues = queue_records(ctx, names).await?;
-    let targets = subs
-        .into_iter()
-        .filter_map(|sub| {
-            let queue = queues
-                .get(&sub.queue)
-                .or_else(|| queues.get(&dead_letter_queue(ctx, &sub)?))?
-                .clone();
-            // A policy that no longer compiles matches nothing rather than everything.
-            let policy = match sub_attrs::policy(&sub.attributes) {
-                Ok(p) => p,
-                Err(_) => return None,
-            };
-            Some(Target { sub, queue, policy })
-        })
-        .collect();
+    targets.extend(queued.into_iter().filter_map(|sub| {
+        let queue = queues
+            .get(&sub.queue)
+            .or_else(|| queues.get(&dead_letter_queue(ctx, &sub)?))?
+            .clone();
+        target(sub, queue)
+    }));
     Ok((record, targets))
+}
+
+/// A subscription delivering into `queue`, with its policy compiled. A policy that no
+/// longer compiles matches nothing rather than everything: the subscription is left out.
+fn target(sub: SubRecord, queue: QueueRecord) -> Option<Target> {
+    let policy = sub_attrs::policy(&sub.attributes).ok()?;
+    Some(Target { sub, queue, policy })
 }
 
 /// The queue a subscription's `RedrivePolicy` names (ours, by its ARN), if any.
@@ -102,6 +110,15 @@ fn dead_letter_queue<T>(ctx: &Ctx<'_, T>, sub: &SubRecord) -> Option<String> {
     let policy: serde_json::Value = serde_json::from_str(sub.attr("RedrivePolicy")?).ok()?;
     let arn = policy.get("deadLetterTargetArn")?.as_str()?;
     crate::sqs::naming::name_from_arn(ctx.cfg, arn).map(str::to_string)
+}
+
+/// A GET of which unsubscribes `sub`.
+fn unsubscribe_url<T>(ctx: &Ctx<'_, T>, sub: &SubRecord) -> String {
+    format!(
+        "{}/?Action=Unsubscribe&SubscriptionArn={}",
+        ctx.base_url,
+        subscription_arn(ctx.cfg, &sub.topic, &sub.id)
+    )
 }
 
 /// What a publish came to.
@@ -179,10 +196,32 @@ pub async fn deliver<T: Transport>(
         })
         .collect();
     let mut txn = Transaction::default();
-    for t in &matched {
+    for t in matched.iter().filter(|t| !t.sub.is_webhook()) {
         crate::sqs::registry::heal_unfinished_purge(ctx, &t.queue).await?;
     }
     for t in matched {
+        if t.sub.is_webhook() {
+            let body = if t.sub.raw() {
+                entry.message.clone()
+            } else {
+                let unsubscribe_url = unsubscribe_url(ctx, &t.sub);
+                let links = Links {
+                    signature: signature.as_ref().map(|(s, c)| (s.as_str(), c.as_str())),
+                    unsubscribe_url: &unsubscribe_url,
+                };
+                notification.to_json(Some(&links))
+            };
+            let job = outbox::Job {
+                kind: outbox::Kind::Notification,
+                topic: t.sub.topic.clone(),
+                sub: t.sub.id.clone(),
+                message_id: message_id.to_string(),
+                body,
+                raw: t.sub.raw(),
+            };
+            txn.pushes.push(job.push(&key));
+            continue;
+        }
         let mut envelope = if t.sub.raw() {
             Envelope {
                 body: entry.message.clone(),
@@ -191,11 +230,7 @@ pub async fn deliver<T: Transport>(
                 ..Envelope::default()
             }
         } else {
-            let unsubscribe_url = format!(
-                "{}/?Action=Unsubscribe&SubscriptionArn={}",
-                ctx.base_url,
-                subscription_arn(ctx.cfg, &t.sub.topic, &t.sub.id)
-            );
+            let unsubscribe_url = unsubscribe_url(ctx, &t.sub);
             let links = Links {
                 signature: signature.as_ref().map(|(s, c)| (s.as_str(), c.as_str())),
                 unsubscribe_url: &unsubscribe_url,

@@ -1,0 +1,606 @@
+//! Issue 24: SNS `http`/`https` subscriptions, against real HTTP receivers (a small server
+//! of this file): confirmation by token and by a GET of `SubscribeURL`, notifications and
+//! raw delivery, filter policies, unsubscribe by URL, retries by the delivery policy, the
+//! dead-letter queue after the last retry, a replica gone between publish and delivery, the
+//! allowed-hosts refusal, and signatures checked by OpenSSL. The host's delivery loop makes
+//! the POSTs (`queen_sqs_host::serve::DeliveryLoop`).
+
+mod sns_common;
+mod support;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use sns_common::*;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::{Endpoint, HANDLE_SECRET};
+
+/// One POST a receiver took.
+#[derive(Debug, Clone)]
+struct Received {
+    at: Instant,
+    headers: BTreeMap<String, String>,
+    body: String,
+    /// What the receiver answered.
+    status: u16,
+}
+
+impl Received {
+    fn kind(&self) -> &str {
+        self.headers
+            .get("x-amz-sns-message-type")
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+#[derive(Default)]
+struct ReceiverState {
+    got: Vec<Received>,
+    /// Notifications still to be failed with a 500 (`usize::MAX`: all of them).
+    fail_notifications: usize,
+}
+
+/// A subscriber: records every request, answers 200 (or 500 while told to fail).
+#[derive(Clone)]
+struct Receiver {
+    addr: SocketAddr,
+    state: Arc<Mutex<ReceiverState>>,
+    server: Arc<tokio::task::JoinHandle<()>>,
+}
+
+impl Receiver {
+    async fn start() -> Receiver {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(Mutex::new(ReceiverState::default()));
+        let shared = state.clone();
+        let server = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let state = shared.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        move |req: hyper::Request<hyper::body::Incoming>| {
+                            let state = state.clone();
+                            async move {
+                                let headers = req
+                                    .headers()
+                                    .iter()
+                                    .map(|(k, v)| {
+                                        (
+                                            k.to_string(),
+                                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                                        )
+                                    })
+                                    .collect::<BTreeMap<_, _>>();
+                                let body = req
+                                    .into_body()
+                                    .collect()
+                                    .await
+                                    .map(|b| b.to_bytes())
+                                    .unwrap_or_default();
+                                let mut s = state.lock().unwrap();
+                                let notification =
+                                    headers.get("x-amz-sns-message-type").map(String::as_str)
+                                        == Some("Notification");
+                                let status = if notification && s.fail_notifications > 0 {
+                                    if s.fail_notifications != usize::MAX {
+                                        s.fail_notifications -= 1;
+                                    }
+                                    500
+                                } else {
+                                    200
+                                };
+                                s.got.push(Received {
+                                    at: Instant::now(),
+                                    headers,
+                                    body: String::from_utf8_lossy(&body).into_owned(),
+                                    status,
+                                });
+                                let resp = hyper::Response::builder()
+                                    .status(status)
+                                    .body(Full::new(Bytes::from_static(b"ok")))
+                                    .unwrap();
+                                Ok::<_, std::convert::Infallible>(resp)
+                            }
+                        },
+                    );
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Receiver {
+            addr,
+            state,
+            server: Arc::new(server),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn fail_notifications(&self, n: usize) {
+        self.state.lock().unwrap().fail_notifications = n;
+    }
+
+    fn got(&self, kind: &str) -> Vec<Received> {
+        let s = self.state.lock().unwrap();
+        s.got.iter().filter(|r| r.kind() == kind).cloned().collect()
+    }
+
+    /// Waits until `n` requests of `kind` arrived (panics after `within`).
+    async fn wait_for(&self, kind: &str, n: usize, within: Duration) -> Vec<Received> {
+        let deadline = Instant::now() + within;
+        loop {
+            let got = self.got(kind);
+            if got.len() >= n {
+                return got;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} of {n} {kind} POSTs arrived within {within:?}: {got:?}",
+                got.len()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        if Arc::strong_count(&self.server) == 1 {
+            self.server.abort();
+        }
+    }
+}
+
+/// Subscribes `url` over http; answers what `Subscribe` answered.
+async fn subscribe_http(
+    ep: &Endpoint,
+    topic: &str,
+    url: &str,
+    attrs: &[(&str, &str)],
+) -> (u16, String) {
+    let mut params: Vec<(String, String)> = vec![
+        ("TopicArn".into(), topic.into()),
+        ("Protocol".into(), "http".into()),
+        ("Endpoint".into(), url.into()),
+    ];
+    for (i, (k, v)) in attrs.iter().enumerate() {
+        params.push((format!("Attributes.entry.{}.key", i + 1), k.to_string()));
+        params.push((format!("Attributes.entry.{}.value", i + 1), v.to_string()));
+    }
+    let refs: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    sns(ep, "Subscribe", &refs).await
+}
+
+/// Subscribes and confirms with the token the confirmation carried; answers the ARN.
+async fn subscribe_confirmed(
+    ep: &Endpoint,
+    topic: &str,
+    r: &Receiver,
+    path: &str,
+    attrs: &[(&str, &str)],
+) -> String {
+    let before = r.got("SubscriptionConfirmation").len();
+    let (status, xml) = subscribe_http(ep, topic, &r.url(path), attrs).await;
+    assert_eq!(status, 200, "{xml}");
+    let confirmations = r
+        .wait_for(
+            "SubscriptionConfirmation",
+            before + 1,
+            Duration::from_secs(20),
+        )
+        .await;
+    let token = confirmations.last().unwrap().json()["Token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let xml = sns_ok(
+        ep,
+        "ConfirmSubscription",
+        &[("TopicArn", topic), ("Token", &token)],
+    )
+    .await;
+    tag(&xml, "SubscriptionArn").expect("SubscriptionArn")
+}
+
+/// GET of a URL on `ep` with no credentials: (status, body).
+async fn get(ep: &Endpoint, url: &str) -> (u16, String) {
+    let path = url.strip_prefix(&ep.url).unwrap_or(url);
+    let (status, _, body) = ep.raw("GET", path, &[], Vec::new()).await;
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_is_pending_until_confirmed_and_then_gets_notifications() {
+    let ep = Endpoint::start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-confirm", &[]).await;
+    let (status, xml) = subscribe_http(&ep, &topic, &r.url("/hook"), &[]).await;
+    assert_eq!(status, 200, "{xml}");
+    assert_eq!(
+        tag(&xml, "SubscriptionArn").as_deref(),
+        Some("pending confirmation")
+    );
+    let c = r
+        .wait_for("SubscriptionConfirmation", 1, Duration::from_secs(20))
+        .await;
+    let doc = c[0].json();
+    assert_eq!(doc["Type"], "SubscriptionConfirmation");
+    assert_eq!(doc["TopicArn"], topic.as_str());
+    assert_eq!(c[0].headers.get("x-amz-sns-topic-arn"), Some(&topic));
+    assert!(
+        c[0].headers["content-type"].starts_with("text/plain"),
+        "{:?}",
+        c[0].headers
+    );
+    for field in [
+        "Token",
+        "SubscribeURL",
+        "Message",
+        "MessageId",
+        "Timestamp",
+        "Signature",
+        "SigningCertURL",
+    ] {
+        assert!(
+            doc[field].as_str().is_some_and(|v| !v.is_empty()),
+            "{field}: {doc}"
+        );
+    }
+    // Pending: listed so, counted so, and delivered nothing.
+    let listed = sns_ok(&ep, "ListSubscriptionsByTopic", &[("TopicArn", &topic)]).await;
+    assert_eq!(
+        tag(&listed, "SubscriptionArn").as_deref(),
+        Some("PendingConfirmation")
+    );
+    let attrs = attributes(&sns_ok(&ep, "GetTopicAttributes", &[("TopicArn", &topic)]).await);
+    assert_eq!(
+        (
+            attrs["SubscriptionsPending"].as_str(),
+            attrs["SubscriptionsConfirmed"].as_str()
+        ),
+        ("1", "0")
+    );
+    publish_ok(&ep, &topic, "before confirmation", &[], &[]).await;
+    // A token it did not issue confirms nothing.
+    let (_, code, _) = sns_err(
+        &ep,
+        "ConfirmSubscription",
+        &[("TopicArn", &topic), ("Token", "00ff")],
+    )
+    .await;
+    assert_eq!(code, "InvalidParameter");
+    let token = doc["Token"].as_str().unwrap();
+    let xml = sns_ok(
+        &ep,
+        "ConfirmSubscription",
+        &[("TopicArn", &topic), ("Token", token)],
+    )
+    .await;
+    let arn = tag(&xml, "SubscriptionArn").unwrap();
+    assert!(arn.starts_with(&format!("{topic}:")), "{arn}");
+    // A repeat answers the same subscription.
+    let again = sns_ok(
+        &ep,
+        "ConfirmSubscription",
+        &[("TopicArn", &topic), ("Token", token)],
+    )
+    .await;
+    assert_eq!(
+        tag(&again, "SubscriptionArn").as_deref(),
+        Some(arn.as_str())
+    );
+    let sub = attributes(
+        &sns_ok(
+            &ep,
+            "GetSubscriptionAttributes",
+            &[("SubscriptionArn", &arn)],
+        )
+        .await,
+    );
+    assert_eq!(sub["PendingConfirmation"], "false");
+    let id = publish_ok(
+        &ep,
+        &topic,
+        "after confirmation",
+        &[("k", "String", "v")],
+        &[("Subject", "s")],
+    )
+    .await;
+    let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
+    // Settle: the message published while pending never arrives.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let n2 = r.got("Notification");
+    assert_eq!(n2.len(), 1, "{n2:?}");
+    let doc = n[0].json();
+    assert_eq!(doc["Message"], "after confirmation");
+    assert_eq!(doc["MessageId"], id.as_str());
+    assert_eq!(doc["Subject"], "s");
+    assert_eq!(doc["MessageAttributes"]["k"]["Value"], "v");
+    assert_eq!(n[0].headers.get("x-amz-sns-message-id"), Some(&id));
+    assert_eq!(n[0].headers.get("x-amz-sns-subscription-arn"), Some(&arn));
+    assert_eq!(n[0].headers.get("x-amz-sns-topic-arn"), Some(&topic));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_of_the_subscribe_url_confirms_and_of_the_unsubscribe_url_ends_it() {
+    let ep = Endpoint::start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-links", &[]).await;
+    subscribe_http(&ep, &topic, &r.url("/links"), &[]).await;
+    let c = r
+        .wait_for("SubscriptionConfirmation", 1, Duration::from_secs(20))
+        .await;
+    let url = c[0].json()["SubscribeURL"].as_str().unwrap().to_string();
+    assert!(url.starts_with(&ep.url), "{url}");
+    let (status, body) = get(&ep, &url).await;
+    assert_eq!(status, 200, "{body}");
+    let arn = tag(&body, "SubscriptionArn").unwrap();
+    publish_ok(&ep, &topic, "one", &[], &[]).await;
+    let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
+    let unsubscribe = n[0].json()["UnsubscribeURL"].as_str().unwrap().to_string();
+    assert!(
+        unsubscribe.contains(&arn.replace(':', "%3A")) || unsubscribe.contains(&arn),
+        "{unsubscribe}"
+    );
+    let (status, body) = get(&ep, &unsubscribe).await;
+    assert_eq!(status, 200, "{body}");
+    publish_ok(&ep, &topic, "two", &[], &[]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(r.got("Notification").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_delivery_posts_the_message_alone_and_filter_policies_apply() {
+    let ep = Endpoint::start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-raw", &[]).await;
+    let policy = r#"{"colour":["blue"]}"#;
+    subscribe_confirmed(
+        &ep,
+        &topic,
+        &r,
+        "/raw",
+        &[("RawMessageDelivery", "true"), ("FilterPolicy", policy)],
+    )
+    .await;
+    publish_ok(&ep, &topic, "red one", &[("colour", "String", "red")], &[]).await;
+    publish_ok(
+        &ep,
+        &topic,
+        "{\"blue\": \"one\"}",
+        &[("colour", "String", "blue")],
+        &[],
+    )
+    .await;
+    let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(r.got("Notification").len(), 1);
+    assert_eq!(n[0].body, "{\"blue\": \"one\"}");
+    assert_eq!(
+        n[0].headers
+            .get("x-amz-sns-rawdelivery")
+            .map(String::as_str),
+        Some("true")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_receiver_is_retried_after_the_policys_delays_until_it_takes_the_message() {
+    let ep = Endpoint::start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-retry", &[]).await;
+    let policy = r#"{"healthyRetryPolicy":{"numRetries":3,"minDelayTarget":2,"maxDelayTarget":2,"backoffFunction":"linear"}}"#;
+    subscribe_confirmed(&ep, &topic, &r, "/retry", &[("DeliveryPolicy", policy)]).await;
+    r.fail_notifications(2);
+    publish_ok(&ep, &topic, "third time lucky", &[], &[]).await;
+    let n = r.wait_for("Notification", 3, Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let all = r.got("Notification");
+    assert_eq!(
+        all.iter().map(|x| x.status).collect::<Vec<_>>(),
+        vec![500, 500, 200],
+        "{all:?}"
+    );
+    for pair in n.windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        assert!(gap >= Duration::from_millis(1800), "retried after {gap:?}");
+    }
+    assert_eq!(n[2].json()["Message"], "third time lucky");
+    // Every attempt is the same message.
+    assert!(n
+        .iter()
+        .all(|x| x.json()["MessageId"] == n[0].json()["MessageId"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_last_retry_a_notification_goes_to_the_dead_letter_queue() {
+    let ep = Endpoint::start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-dlq", &[]).await;
+    make_queue(&ep, "hooks-dlq-dead").await;
+    let policy = r#"{"healthyRetryPolicy":{"numRetries":1,"minDelayTarget":1,"maxDelayTarget":1}}"#;
+    let redrive = format!(
+        r#"{{"deadLetterTargetArn":"{}"}}"#,
+        queue_arn("hooks-dlq-dead")
+    );
+    subscribe_confirmed(
+        &ep,
+        &topic,
+        &r,
+        "/dlq",
+        &[("DeliveryPolicy", policy), ("RedrivePolicy", &redrive)],
+    )
+    .await;
+    r.fail_notifications(usize::MAX);
+    publish_ok(&ep, &topic, "never taken", &[], &[]).await;
+    r.wait_for("Notification", 2, Duration::from_secs(30)).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let dead = loop {
+        let got = drain(&ep, "hooks-dlq-dead").await;
+        if !got.is_empty() || Instant::now() > deadline {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].notification()["Message"], "never taken");
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    // The first attempt and one retry, no more.
+    assert_eq!(r.got("Notification").len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_is_delivered_by_another_replica_when_the_one_that_answered_is_gone() {
+    // The replica that answers the publish delivers nothing (its loop is off); it is then
+    // stopped, and a replica started afterwards over the same broker delivers.
+    let a = Endpoint::with_env(&[
+        ("QUEEN_SQS_AUTH", "off"),
+        ("QUEEN_SQS_SNS_DELIVERY_WORKERS", "0"),
+    ])
+    .await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&a, "hooks-replica", &[]).await;
+    // Confirmed through the route of a replica that delivers.
+    let env = |workers: &str| {
+        let mut env = vec![
+            ("QUEEN_URL".to_string(), a.broker.url()),
+            ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
+            ("QUEEN_SQS_AUTH".into(), "off".into()),
+            ("QUEEN_SQS_SNS_DELIVERY_WORKERS".into(), workers.into()),
+        ];
+        if a.broker.embedded().is_some() {
+            env.push(("QUEEN_TOKEN".into(), support::BROKER_TOKEN.into()));
+        }
+        env
+    };
+    let confirmer = Endpoint::serve_remote(env("4"), a.broker.clone(), a.data_dir.clone()).await;
+    subscribe_confirmed(&confirmer, &topic, &r, "/replica", &[]).await;
+    drop(confirmer);
+    for i in 0..5 {
+        publish_ok(&a, &topic, &format!("m{i}"), &[], &[]).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        r.got("Notification").is_empty(),
+        "{:?}",
+        r.got("Notification")
+    );
+    let (broker, data_dir, env_b) = (a.broker.clone(), a.data_dir.clone(), env("4"));
+    drop(a);
+    let b = Endpoint::serve_remote(env_b, broker, data_dir).await;
+    let n = r.wait_for("Notification", 5, Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut bodies: Vec<String> = r
+        .got("Notification")
+        .iter()
+        .map(|x| x.json()["Message"].as_str().unwrap().to_string())
+        .collect();
+    bodies.sort();
+    assert_eq!(
+        bodies,
+        (0..5).map(|i| format!("m{i}")).collect::<Vec<_>>(),
+        "{n:?}"
+    );
+    drop(b);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_allowed_hosts_can_be_subscribed() {
+    let ep = Endpoint::start().await;
+    let topic = create_topic(&ep, "hooks-allowed", &[]).await;
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1:8080/",
+        "http://127.0.0.1@evil.example/",
+    ] {
+        let (status, xml) = subscribe_http(&ep, &topic, url, &[]).await;
+        assert_eq!(status, 400, "{url}: {xml}");
+        assert_eq!(
+            tag(&xml, "Code").as_deref(),
+            Some("InvalidParameter"),
+            "{xml}"
+        );
+    }
+    // An endpoint not of the protocol is SNS's own refusal.
+    let (status, xml) = subscribe_http(&ep, &topic, "https://127.0.0.1/", &[]).await;
+    assert_eq!(status, 400, "{xml}");
+    assert!(
+        xml.contains("Endpoint must match the specified protocol"),
+        "{xml}"
+    );
+    // The operator's list replaces the loopback default.
+    let narrow = Endpoint::with_env(&[
+        ("QUEEN_SQS_AUTH", "off"),
+        ("QUEEN_SQS_SNS_HTTP_ALLOWED_HOSTS", "hooks.example"),
+    ])
+    .await;
+    let topic = create_topic(&narrow, "hooks-narrow", &[]).await;
+    let (status, xml) = subscribe_http(&narrow, &topic, "http://127.0.0.1:9/", &[]).await;
+    assert_eq!(status, 400, "{xml}");
+    let (status, xml) = subscribe_http(&narrow, &topic, "http://hooks.example/x", &[]).await;
+    assert_eq!(status, 200, "{xml}");
+    // Nothing was subscribed by the refusals.
+    let listed = sns_ok(&ep, "ListSubscriptions", &[]).await;
+    assert!(!listed.contains("169.254"), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_route_answers_only_its_token() {
+    let ep = Endpoint::with_env(&[
+        ("QUEEN_SQS_AUTH", "off"),
+        ("QUEEN_SQS_DELIVERY_TOKEN", "route-token-1234"),
+    ])
+    .await;
+    let route = "/_queen-sqs/sns/deliveries";
+    let (status, _, _) = ep.raw("POST", route, &[], Vec::new()).await;
+    assert_eq!(status, 404);
+    let (status, _, _) = ep
+        .raw(
+            "POST",
+            route,
+            &[("x-queen-sqs-delivery-token", "route-token-1235")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(status, 404);
+    let (status, _, _) = ep
+        .raw(
+            "GET",
+            route,
+            &[("x-queen-sqs-delivery-token", "route-token-1234")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(status, 404);
+    let (status, _, body) = ep
+        .raw(
+            "POST",
+            route,
+            &[("x-queen-sqs-delivery-token", "route-token-1234")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let worked: Value = serde_json::from_slice(&body).unwrap();
+    assert!(worked["delivered"].is_u64(), "{worked}");
+}

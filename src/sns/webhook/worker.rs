@@ -1,0 +1,207 @@
+//! One call of the delivery route: take up to ten POSTs from the outbox, make them at once,
+//! and settle each. A 2xx within 15 s is a delivery and deletes the POST; anything else is
+//! a failure, after which the POST becomes visible again when the delivery policy's delay
+//! for that retry ends (the outbox message's receive count is the attempt's number). After
+//! the last retry a notification goes to the subscription's dead-letter queue when it has
+//! one, and is dropped otherwise. A POST whose subscription is gone, or a notification
+//! for one still pending, is dropped, as SNS delivers nothing to either.
+//!
+//! A worker that dies mid-POST settles nothing: the POST is taken again once its
+//! visibility ([`TAKE_VISIBILITY_S`]) ends. So delivery is at least once, as SNS's is.
+
+use super::endpoint;
+use super::outbox::{self, Job, Kind};
+use super::policy::RetryPolicy;
+use crate::ctx::Ctx;
+use crate::http::{OutsideRequest, Transport};
+use crate::model::Envelope;
+use crate::sns::arn::{subscription_arn, topic_arn};
+use crate::sns::records::{load_sub, load_topic, SubRecord};
+use crate::sqs::inflight::{self, Asked, Delivery};
+use crate::sqs::lanes::{message_key, push_item};
+use crate::sqs::naming::name_from_arn;
+use crate::sqs::registry::{self, QueueRecord};
+use crate::wire::ApiError;
+use futures_util::future::join_all;
+use serde::Serialize;
+
+/// SNS counts a 2xx answered within 15 seconds as delivered.
+const ANSWER_TIMEOUT_MS: u64 = 15_000;
+/// How long a taken POST is hidden from other workers: longer than a POST may take.
+pub const TAKE_VISIBILITY_S: u64 = 60;
+/// POSTs made at once by one call.
+const TAKE_AT_ONCE: usize = 10;
+
+/// What one call did, as the route answers it.
+#[derive(Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Worked {
+    pub delivered: u32,
+    pub retrying: u32,
+    pub dead_lettered: u32,
+    pub dropped: u32,
+    /// POSTs made whose settling failed (the broker): each is taken again later.
+    pub unsettled: u32,
+}
+
+impl Worked {
+    /// How many POSTs the call took from the outbox.
+    pub fn taken(&self) -> u32 {
+        self.delivered + self.retrying + self.dead_lettered + self.dropped + self.unsettled
+    }
+}
+
+enum Settled {
+    Delivered,
+    Retrying,
+    DeadLettered,
+    Dropped,
+}
+
+pub async fn work<T: Transport>(ctx: &Ctx<'_, T>) -> Result<Worked, ApiError> {
+    let q = outbox::record();
+    let asked = Asked {
+        max: TAKE_AT_ONCE,
+        wait_s: 0,
+        visibility_s: TAKE_VISIBILITY_S,
+    };
+    let taken = inflight::receive(ctx, &q, asked).await?;
+    let settled = join_all(taken.into_iter().map(|d| post_and_settle(ctx, &q, d))).await;
+    let mut worked = Worked::default();
+    for s in settled {
+        match s {
+            Ok(Settled::Delivered) => worked.delivered += 1,
+            Ok(Settled::Retrying) => worked.retrying += 1,
+            Ok(Settled::DeadLettered) => worked.dead_lettered += 1,
+            Ok(Settled::Dropped) => worked.dropped += 1,
+            Err(_) => worked.unsettled += 1,
+        }
+    }
+    Ok(worked)
+}
+
+async fn post_and_settle<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    d: Delivery,
+) -> Result<Settled, ApiError> {
+    let Some(job) = Job::read(&d.envelope) else {
+        return drop_it(ctx, q, &d).await;
+    };
+    let sub = load_sub(ctx, &job.topic, &job.sub).await?.map(|v| v.record);
+    let wanted = sub.filter(|s| {
+        s.is_webhook()
+            && match job.kind {
+                Kind::Notification => !s.pending,
+                Kind::SubscriptionConfirmation => s.pending,
+            }
+    });
+    let Some(sub) = wanted else {
+        return drop_it(ctx, q, &d).await;
+    };
+    if post(ctx, &sub, &job).await {
+        inflight::delete(ctx, q, std::slice::from_ref(&d.handle)).await?;
+        return Ok(Settled::Delivered);
+    }
+    let topic = load_topic(ctx, &job.topic).await?;
+    let policy = RetryPolicy::effective(
+        topic.as_ref().and_then(|t| t.record.attr("DeliveryPolicy")),
+        sub.attr("DeliveryPolicy"),
+    );
+    if let Some(delay) = policy.delay_before(d.count) {
+        let changed = inflight::change(ctx, q, &[(d.handle.clone(), u64::from(delay))]).await;
+        return match changed.into_iter().next() {
+            Some(Err(e)) => Err(e),
+            _ => Ok(Settled::Retrying),
+        };
+    }
+    let moved = job.kind == Kind::Notification && dead_letter(ctx, &sub, &job).await?;
+    inflight::delete(ctx, q, std::slice::from_ref(&d.handle)).await?;
+    Ok(if moved {
+        Settled::DeadLettered
+    } else {
+        Settled::Dropped
+    })
+}
+
+async fn drop_it<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    d: &Delivery,
+) -> Result<Settled, ApiError> {
+    inflight::delete(ctx, q, std::slice::from_ref(&d.handle)).await?;
+    Ok(Settled::Dropped)
+}
+
+/// Makes the POST; true when the subscriber answered 2xx in time. A host no longer
+/// allowed (the operator narrowed the list since the subscription was made) is not called.
+async fn post<T: Transport>(ctx: &Ctx<'_, T>, sub: &SubRecord, job: &Job) -> bool {
+    let allowed = endpoint::host_of(&sub.endpoint, &sub.protocol)
+        .is_some_and(|host| endpoint::allowed(ctx.cfg, &host));
+    if !allowed {
+        return false;
+    }
+    let mut headers = vec![
+        ("content-type", "text/plain; charset=UTF-8".to_string()),
+        ("x-amz-sns-message-type", job.kind.as_str().to_string()),
+        ("x-amz-sns-message-id", job.message_id.clone()),
+        ("x-amz-sns-topic-arn", topic_arn(ctx.cfg, &job.topic)),
+        (
+            "user-agent",
+            "Amazon Simple Notification Service Agent".to_string(),
+        ),
+    ];
+    if job.kind == Kind::Notification {
+        let arn = subscription_arn(ctx.cfg, &sub.topic, &sub.id);
+        headers.push(("x-amz-sns-subscription-arn", arn));
+    }
+    if job.raw {
+        headers.push(("x-amz-sns-rawdelivery", "true".to_string()));
+    }
+    let req = OutsideRequest {
+        method: "POST",
+        url: sub.endpoint.clone(),
+        headers: headers
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        body: job.body.clone().into_bytes(),
+        timeout_ms: ANSWER_TIMEOUT_MS,
+    };
+    let answered = ctx.queen.transport().call_outside(req).await;
+    answered.is_ok_and(|r| (200..300).contains(&r.status))
+}
+
+/// Sends what could not be delivered to the subscription's dead-letter queue (a standard
+/// SQS queue of this endpoint): the body the POSTs carried. False when there is none to
+/// send to (no `RedrivePolicy`, the queue gone, or a FIFO queue, which a notification of a
+/// standard topic cannot enter without a group).
+async fn dead_letter<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    sub: &SubRecord,
+    job: &Job,
+) -> Result<bool, ApiError> {
+    let target = sub
+        .attr("RedrivePolicy")
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+        .and_then(|p| p.get("deadLetterTargetArn")?.as_str().map(str::to_string));
+    let Some(name) = target
+        .as_deref()
+        .and_then(|arn| name_from_arn(ctx.cfg, arn))
+    else {
+        return Ok(false);
+    };
+    let Some(queue) = registry::load(ctx, name).await?.map(|s| s.record) else {
+        return Ok(false);
+    };
+    if queue.fifo {
+        return Ok(false);
+    }
+    let envelope = Envelope {
+        body: job.body.clone(),
+        ..Envelope::default()
+    };
+    let key = message_key(&job.message_id, 0);
+    let push = push_item(&queue, envelope.to_json(), None, None, &key);
+    ctx.queen.push(&[push]).await?;
+    Ok(true)
+}
