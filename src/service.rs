@@ -247,8 +247,9 @@ where
 }
 
 /// The SNS delivery route (`sns::webhook`): a POST carrying the deployment's delivery
-/// token works through the outbox once and answers what it did. Anything else is a 404, so
-/// the route is not told apart from a path that does not exist.
+/// token works through the outbox once and answers what it did; `?wait=N` waits up to N
+/// seconds (at most 5) for work to arrive. Anything else is a 404, so the route is not
+/// told apart from a path that does not exist.
 async fn deliveries<T, F>(
     req: &Request,
     cfg: &Config,
@@ -280,7 +281,13 @@ where
         request_id,
         trace_header: None,
     };
-    match webhook::worker::work(&ctx).await {
+    let wait_s = req
+        .query()
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("wait="))
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    match webhook::worker::work(&ctx, wait_s).await {
         Ok(worked) => Response::new(
             200,
             "application/json",

@@ -178,6 +178,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if let Err(e) = serve::Limits::from_env(&env) {
         anyhow::bail!("{e}");
     }
+    if let Err(e) = serve::DeliveryLoop::from_env(&mut env.clone()) {
+        anyhow::bail!("{e}");
+    }
     let switches = serve::Switches::from_env(&env).map_err(|e| anyhow::anyhow!("{e}"))?;
     for notice in notices {
         eprintln!("queen-sqs-host: {notice}");

@@ -222,6 +222,15 @@ async fn subscribe_confirmed(
     tag(&xml, "SubscriptionArn").expect("SubscriptionArn")
 }
 
+/// An endpoint (SigV4 off) with the host's delivery loop running, as the binary runs it.
+async fn start() -> Endpoint {
+    Endpoint::with_env(&[
+        ("QUEEN_SQS_AUTH", "off"),
+        ("QUEEN_SQS_SNS_DELIVERY_WORKERS", "4"),
+    ])
+    .await
+}
+
 /// GET of a URL on `ep` with no credentials: (status, body).
 async fn get(ep: &Endpoint, url: &str) -> (u16, String) {
     let path = url.strip_prefix(&ep.url).unwrap_or(url);
@@ -231,7 +240,7 @@ async fn get(ep: &Endpoint, url: &str) -> (u16, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_is_pending_until_confirmed_and_then_gets_notifications() {
-    let ep = Endpoint::start().await;
+    let ep = start().await;
     let r = Receiver::start().await;
     let topic = create_topic(&ep, "hooks-confirm", &[]).await;
     let (status, xml) = subscribe_http(&ep, &topic, &r.url("/hook"), &[]).await;
@@ -343,7 +352,7 @@ async fn a_subscription_is_pending_until_confirmed_and_then_gets_notifications()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_get_of_the_subscribe_url_confirms_and_of_the_unsubscribe_url_ends_it() {
-    let ep = Endpoint::start().await;
+    let ep = start().await;
     let r = Receiver::start().await;
     let topic = create_topic(&ep, "hooks-links", &[]).await;
     subscribe_http(&ep, &topic, &r.url("/links"), &[]).await;
@@ -371,7 +380,7 @@ async fn a_get_of_the_subscribe_url_confirms_and_of_the_unsubscribe_url_ends_it(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_delivery_posts_the_message_alone_and_filter_policies_apply() {
-    let ep = Endpoint::start().await;
+    let ep = start().await;
     let r = Receiver::start().await;
     let topic = create_topic(&ep, "hooks-raw", &[]).await;
     let policy = r#"{"colour":["blue"]}"#;
@@ -406,7 +415,7 @@ async fn raw_delivery_posts_the_message_alone_and_filter_policies_apply() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_receiver_is_retried_after_the_policys_delays_until_it_takes_the_message() {
-    let ep = Endpoint::start().await;
+    let ep = start().await;
     let r = Receiver::start().await;
     let topic = create_topic(&ep, "hooks-retry", &[]).await;
     let policy = r#"{"healthyRetryPolicy":{"numRetries":3,"minDelayTarget":2,"maxDelayTarget":2,"backoffFunction":"linear"}}"#;
@@ -434,7 +443,7 @@ async fn a_failing_receiver_is_retried_after_the_policys_delays_until_it_takes_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_last_retry_a_notification_goes_to_the_dead_letter_queue() {
-    let ep = Endpoint::start().await;
+    let ep = start().await;
     let r = Receiver::start().await;
     let topic = create_topic(&ep, "hooks-dlq", &[]).await;
     make_queue(&ep, "hooks-dlq-dead").await;
@@ -496,6 +505,8 @@ async fn a_publish_is_delivered_by_another_replica_when_the_one_that_answered_is
     let confirmer = Endpoint::serve_remote(env("4"), a.broker.clone(), a.data_dir.clone()).await;
     subscribe_confirmed(&confirmer, &topic, &r, "/replica", &[]).await;
     drop(confirmer);
+    // Its loop is stopped; a long poll of the route it had begun may still be served.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     for i in 0..5 {
         publish_ok(&a, &topic, &format!("m{i}"), &[], &[]).await;
     }
@@ -526,7 +537,7 @@ async fn a_publish_is_delivered_by_another_replica_when_the_one_that_answered_is
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_allowed_hosts_can_be_subscribed() {
-    let ep = Endpoint::start().await;
+    let ep = start().await;
     let topic = create_topic(&ep, "hooks-allowed", &[]).await;
     for url in [
         "http://169.254.169.254/latest/meta-data/",
@@ -551,6 +562,7 @@ async fn only_allowed_hosts_can_be_subscribed() {
     // The operator's list replaces the loopback default.
     let narrow = Endpoint::with_env(&[
         ("QUEEN_SQS_AUTH", "off"),
+        ("QUEEN_SQS_SNS_DELIVERY_WORKERS", "4"),
         ("QUEEN_SQS_SNS_HTTP_ALLOWED_HOSTS", "hooks.example"),
     ])
     .await;
@@ -559,6 +571,25 @@ async fn only_allowed_hosts_can_be_subscribed() {
     assert_eq!(status, 400, "{xml}");
     let (status, xml) = subscribe_http(&narrow, &topic, "http://hooks.example/x", &[]).await;
     assert_eq!(status, 200, "{xml}");
+    // `ReturnSubscriptionArn` answers the pending subscription's ARN instead.
+    let params = [
+        ("TopicArn", topic.as_str()),
+        ("Protocol", "http"),
+        ("Endpoint", "http://hooks.example/y"),
+        ("ReturnSubscriptionArn", "true"),
+    ];
+    let xml = sns_ok(&narrow, "Subscribe", &params).await;
+    let arn = tag(&xml, "SubscriptionArn").unwrap();
+    assert!(arn.starts_with(&format!("{topic}:")), "{arn}");
+    let sub = attributes(
+        &sns_ok(
+            &narrow,
+            "GetSubscriptionAttributes",
+            &[("SubscriptionArn", &arn)],
+        )
+        .await,
+    );
+    assert_eq!(sub["PendingConfirmation"], "true");
     // Nothing was subscribed by the refusals.
     let listed = sns_ok(&ep, "ListSubscriptions", &[]).await;
     assert!(!listed.contains("169.254"), "{listed}");

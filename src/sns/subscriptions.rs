@@ -234,9 +234,8 @@ async fn subscribe_webhook<T: Transport>(
     supplied: BTreeMap<String, String>,
 ) -> Result<Value, ApiError> {
     let endpoint = p.opt_str("Endpoint")?.unwrap_or("");
-    let return_arn = p
-        .opt_str("ReturnSubscriptionArn")?
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    // A boolean of the model: decoded as one from either protocol.
+    let return_arn = p.get("ReturnSubscriptionArn") == Some(&Value::Bool(true));
     for _ in 0..CAS_ATTEMPTS {
         let t = require(ctx, topic).await?;
         webhook::endpoint::check(ctx.cfg, protocol, endpoint)?;

@@ -1,32 +1,31 @@
 //! The SNS delivery loop: the POSTs to HTTP/S subscribers are made by the component's
 //! delivery route (`queen_sqs::sns::webhook`), which works through the outbox once per
-//! call; the component has no thread to call it, so the host does, from a few tasks, each
-//! calling again at once while there is work and every [`IDLE`] otherwise. The route is
-//! reached through the host's own listener, so a delivery call is served, limited and
-//! counted like any request. Every replica runs its loop; they share the outbox as SQS
-//! consumers share a queue.
+//! call; the component has no thread to call it, so the host does. One task, the leader,
+//! calls it as a one-second long poll, so an idle outbox costs one broker pop a second;
+//! when a call finds work the other tasks are woken and call it with no wait, each until a
+//! call finds nothing. The route is called in process: it takes an instance slot as a
+//! request does, but it is not a client's request, so it is neither counted in the request
+//! metrics nor written to the request log (its broker calls are counted as broker calls).
+//! Every replica runs its loop; they share the outbox as SQS consumers share a queue.
 //!
 //! The route asks for the deployment's delivery token: `QUEEN_SQS_DELIVERY_TOKEN` when it is
 //! set (a runtime without this loop calls the route with it), otherwise one made at start
 //! and known to this host alone.
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
-use queen_sqs::sns::webhook::{ROUTE, TOKEN_HEADER};
-use std::net::SocketAddr;
+use super::server::Server;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 
 pub const TOKEN_VAR: &str = "QUEEN_SQS_DELIVERY_TOKEN";
 const WORKERS_VAR: &str = "QUEEN_SQS_SNS_DELIVERY_WORKERS";
 /// Tasks calling the route unless `QUEEN_SQS_SNS_DELIVERY_WORKERS` says (0: none).
 const DEFAULT_WORKERS: usize = 4;
 const MAX_WORKERS: usize = 64;
-/// The pause after a call that found nothing to do, or failed.
-const IDLE: Duration = Duration::from_millis(250);
-/// A call makes its POSTs with a 15 s limit each, at once: this bounds one call.
-const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The pause after a call that failed.
+const AFTER_FAILURE: Duration = Duration::from_millis(500);
+/// The leader's long poll, in seconds.
+const LEADER_WAIT_S: u64 = 1;
 
 /// The loop's settings.
 #[derive(Debug, Clone)]
@@ -72,33 +71,50 @@ impl DeliveryLoop {
         Ok(DeliveryLoop { workers, token })
     }
 
-    /// Starts the tasks, calling the route on the host's own listener at `listening`;
-    /// they stop when the answer is dropped.
-    pub fn spawn(&self, listening: SocketAddr) -> Running {
-        let mut target = listening;
-        if target.ip().is_unspecified() {
-            target.set_ip(if target.is_ipv4() {
-                std::net::Ipv4Addr::LOCALHOST.into()
-            } else {
-                std::net::Ipv6Addr::LOCALHOST.into()
-            });
-        }
-        let client: Client<HttpConnector, Full<Bytes>> =
-            Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    /// Starts the tasks, calling the route of `server`; they stop when the answer is
+    /// dropped.
+    pub fn spawn(&self, server: Arc<Server>) -> Running {
+        let work = Arc::new(Notify::new());
         let mut tasks = Vec::new();
-        for _ in 0..self.workers {
-            let (client, token) = (client.clone(), self.token.clone());
+        for i in 0..self.workers {
+            let (server, token, work) = (server.clone(), self.token.clone(), work.clone());
             tasks.push(tokio::spawn(async move {
                 loop {
-                    let taken = call(&client, target, &token).await.unwrap_or(0);
-                    if taken == 0 {
-                        tokio::time::sleep(IDLE).await;
+                    if i > 0 {
+                        work.notified().await;
+                    }
+                    let wait_s = if i == 0 { LEADER_WAIT_S } else { 0 };
+                    loop {
+                        let started = tokio::time::Instant::now();
+                        match server.clone().call_delivery_route(&token, wait_s).await {
+                            Some(0) if i == 0 => {
+                                // An outbox the broker does not have yet answers at once:
+                                // the leader still calls no more than once a poll.
+                                let poll = Duration::from_secs(LEADER_WAIT_S);
+                                tokio::time::sleep_until(started + poll).await;
+                            }
+                            Some(0) | None if i > 0 => break,
+                            Some(_) => work.notify_waiters(),
+                            None => tokio::time::sleep(AFTER_FAILURE).await,
+                        }
                     }
                 }
             }));
         }
         Running(tasks)
     }
+}
+
+/// How many POSTs a call of the route took from the outbox, read from its answer.
+pub fn taken(answer: &[u8]) -> Option<u64> {
+    let worked: serde_json::Value = serde_json::from_slice(answer).ok()?;
+    Some(
+        worked
+            .as_object()?
+            .values()
+            .filter_map(serde_json::Value::as_u64)
+            .sum(),
+    )
 }
 
 /// The loop's tasks, stopped when this is dropped (with the server that started them).
@@ -110,31 +126,4 @@ impl Drop for Running {
             t.abort();
         }
     }
-}
-
-/// One call of the route: how many POSTs it took from the outbox.
-async fn call(
-    client: &Client<HttpConnector, Full<Bytes>>,
-    target: SocketAddr,
-    token: &str,
-) -> Option<u64> {
-    let req = http::Request::post(format!("http://{target}{ROUTE}"))
-        .header(TOKEN_HEADER, token)
-        .body(Full::new(Bytes::new()))
-        .ok()?;
-    let resp = tokio::time::timeout(CALL_TIMEOUT, client.request(req))
-        .await
-        .ok()?
-        .ok()?;
-    if !resp.status().is_success() {
-        return None;
-    }
-    let body = resp.into_body().collect().await.ok()?.to_bytes();
-    let worked: serde_json::Value = serde_json::from_slice(&body).ok()?;
-    let taken = worked
-        .as_object()?
-        .values()
-        .filter_map(serde_json::Value::as_u64)
-        .sum();
-    Some(taken)
 }

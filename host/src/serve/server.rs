@@ -455,6 +455,28 @@ impl Server {
         }
     }
 
+    /// One call of the SNS delivery route, in process (`deliveries`): how many POSTs it took
+    /// from the outbox; `None` when no slot freed up or the call failed.
+    pub(super) async fn call_delivery_route(
+        self: Arc<Self>,
+        token: &str,
+        wait_s: u64,
+    ) -> Option<u64> {
+        use queen_sqs::sns::webhook::{ROUTE, TOKEN_HEADER};
+        let req = hyper::Request::post(format!("http://127.0.0.1{ROUTE}?wait={wait_s}"))
+            .header(http::header::HOST, "127.0.0.1")
+            .header(TOKEN_HEADER, token)
+            .body(Full::new(Bytes::new()))
+            .ok()?;
+        let permits = self.take_slot(false).await?;
+        let resp = self.run(req, permits).await.ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        let body = resp.into_body().collect().await.ok()?.to_bytes();
+        super::deliveries::taken(&body)
+    }
+
     /// Runs the component on a request whose body is already in memory.
     async fn run(
         self: Arc<Self>,
@@ -700,10 +722,7 @@ fn plain(status: u16, why: &'static str, close_after: bool) -> hyper::Response<H
 /// Accepts connections on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, server: Arc<Server>) -> Result<()> {
     // Stopped when this future is dropped.
-    let _deliveries = match (&server.deliveries, listener.local_addr()) {
-        (Some(d), Ok(addr)) => Some(d.spawn(addr)),
-        _ => None,
-    };
+    let _deliveries = server.deliveries.as_ref().map(|d| d.spawn(server.clone()));
     loop {
         // Room for one more connection first: at the cap the listener stops accepting.
         let Ok(connection) = server.connections.clone().acquire_owned().await else {

@@ -666,11 +666,20 @@ impl Endpoint {
     }
 
     async fn serve_with(
-        env: Vec<(String, String)>,
+        mut env: Vec<(String, String)>,
         outgoing: Outgoing,
         broker: Arc<TestBroker>,
         data_dir: PathBuf,
     ) -> Endpoint {
+        // The SNS delivery loop polls the outbox once a second: a broker call no test of
+        // broker calls expects. Only the tests that name it run it (`sns_http`); the
+        // binary runs it by default, and the real-client lanes exercise it there.
+        if !env
+            .iter()
+            .any(|(k, _)| k == "QUEEN_SQS_SNS_DELIVERY_WORKERS")
+        {
+            env.push(("QUEEN_SQS_SNS_DELIVERY_WORKERS".into(), "0".into()));
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

@@ -57,11 +57,15 @@ enum Settled {
     Dropped,
 }
 
-pub async fn work<T: Transport>(ctx: &Ctx<'_, T>) -> Result<Worked, ApiError> {
+/// The longest a call waits for a POST to arrive in an empty outbox.
+pub const MAX_WAIT_S: u64 = 5;
+
+/// One call: waits up to `wait_s` (at most [`MAX_WAIT_S`]) for work, as a long poll.
+pub async fn work<T: Transport>(ctx: &Ctx<'_, T>, wait_s: u64) -> Result<Worked, ApiError> {
     let q = outbox::record();
     let asked = Asked {
         max: TAKE_AT_ONCE,
-        wait_s: 0,
+        wait_s: wait_s.min(MAX_WAIT_S),
         visibility_s: TAKE_VISIBILITY_S,
     };
     let taken = inflight::receive(ctx, &q, asked).await?;
