@@ -24,6 +24,8 @@
 #   SCENARIOS  keep only these bench scenarios, space-separated (e.g. "fifo-drain sns3");
 #              default every row below
 #   SNS_RAW    1: also SNS rows with RawMessageDelivery subscriptions (sns1raw, sns10raw)
+#   (the httpK rows publish to K http subscribers, receivers in the bench process; their
+#   latency column is publish-to-POST, not the call's)
 #   WARMUP     1 (default): before run 1, 2 s of SendMessage and one drain against every
 #              target, not recorded (the JVM and Python peers compile their hot paths)
 set -euo pipefail
@@ -204,6 +206,10 @@ scenarios=(
   "SNS Publish, 3 subscribers x16|sns3|16|sns"
   "SNS Publish, 10 subscribers x1|sns10|1|sns"
   "SNS Publish, 10 subscribers x16|sns10|16|sns"
+  # HTTP subscribers: receivers of the bench process (bench/src/webhooks.rs).
+  "SNS Publish, 1 HTTP subscriber x16|http1|16|sns"
+  "SNS Publish, 10 HTTP subscribers x16|http10|16|sns"
+  "SNS Publish, 100 HTTP subscribers x1|http100|1|sns"
 )
 if [ "${SNS_RAW:-0}" = 1 ]; then
   # The same publishes to RawMessageDelivery subscriptions: no signed JSON envelope.

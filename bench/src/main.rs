@@ -2,7 +2,8 @@
 //! [--runs N] [--clients N] [--json FILE] [--host-pid PID] [--data-dir DIR]`; scenarios: send
 //! batch drain rtt overhead backlog all, and (not in all) broker, storage, fifo-drain, and
 //! snsK (SNS Publish to a topic with K SQS subscribers, e.g. sns1, sns3, sns10; snsKraw with
-//! RawMessageDelivery subscriptions).
+//! RawMessageDelivery subscriptions), httpK (SNS Publish to K `http` subscribers, receivers of
+//! this process: `webhooks`).
 //! Prints one markdown table per scenario (median and min–max over the runs) and appends
 //! every raw run as JSON lines to `--json`.
 
@@ -14,6 +15,7 @@ mod scenarios;
 mod sdk;
 mod stats;
 mod storage;
+mod webhooks;
 
 use anyhow::{bail, Context, Result};
 use scenarios::{Env, Named};
@@ -88,6 +90,10 @@ async fn one(env: &Env, scenario: &str, run: usize) -> Result<Named> {
         "overhead" => scenarios::overhead(env, run).await,
         "backlog" => scenarios::backlog(env, 3).await,
         "broker" => broker::broker(env, run).await,
+        s if s.starts_with("http") => match s["http".len()..].parse::<usize>() {
+            Ok(k) if (1..=100).contains(&k) => webhooks::http(env, run, k).await,
+            _ => bail!("unknown scenario {s}"),
+        },
         s => {
             // snsK, or snsKraw for RawMessageDelivery subscriptions.
             let (k, raw) = match s.strip_suffix("raw") {
