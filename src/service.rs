@@ -161,11 +161,11 @@ where
         };
     }
 
-    if req.path() == crate::sns::webhook::ROUTE {
-        return match &config {
-            Ok(cfg) => deliveries(&req, cfg, make_transport, now_ms, &request_id).await,
-            Err(_) => not_found(),
-        };
+    if is_delivery_route(&req) {
+        let mut answer = None;
+        let answered = |resp| answer = Some(resp);
+        delivery_route(req, &config, make_transport, now_ms, &request_id, answered).await;
+        return answer.unwrap_or_else(not_found);
     }
 
     let scope = auth::peek_scope_service(&req);
@@ -246,60 +246,99 @@ where
     }
 }
 
-/// The SNS delivery route (`sns::webhook`): a POST carrying the deployment's delivery
-/// token works through the outbox once and answers what it did; `?wait=N` waits up to N
-/// seconds (at most 5) for work to arrive. Anything else is a 404, so the route is not
-/// told apart from a path that does not exist.
-async fn deliveries<T, F>(
-    req: &Request,
-    cfg: &Config,
+/// Whether `req` is for the SNS delivery route, which an edge may let answer before its
+/// work is done ([`delivery_route_early`]).
+pub fn is_delivery_route(req: &Request) -> bool {
+    req.path() == crate::sns::webhook::ROUTE
+}
+
+/// The SNS delivery route as an edge serves it when it can go on running after the answer
+/// is written (the component): `respond` is called with the answer, perhaps before the
+/// POSTs are made (see [`delivery_route`]).
+pub async fn delivery_route_early<T, F, I, R>(
+    req: Request,
+    vars: I,
+    make_transport: F,
+    now_ms: i64,
+    request_id: String,
+    respond: R,
+) where
+    T: Transport,
+    F: FnOnce(&Config) -> T,
+    I: IntoIterator<Item = (String, String)>,
+    R: FnOnce(Response),
+{
+    let config = Config::from_env(vars);
+    delivery_route(req, &config, make_transport, now_ms, &request_id, respond).await
+}
+
+/// The SNS delivery route (`sns::webhook`): a POST carrying the deployment's delivery token
+/// takes up to ten POSTs from the outbox (`?wait=N`: waiting up to N seconds, at most 5,
+/// for one), makes them and answers what it did. With `?early=1` it answers how many it
+/// took (`{"taken": n}`) as soon as it has them, and makes them afterwards: our host calls
+/// it so, so that a subscriber slow to answer holds up no later call. Anything but a POST
+/// with the token is a 404, so the route is not told apart from a path that does not exist.
+async fn delivery_route<T, F, R>(
+    req: Request,
+    config: &Result<Config, crate::config::ConfigError>,
     make_transport: F,
     now_ms: i64,
     request_id: &str,
-) -> Response
-where
+    respond: R,
+) where
     T: Transport,
     F: FnOnce(&Config) -> T,
+    R: FnOnce(Response),
 {
-    use crate::sns::webhook;
+    use crate::sns::webhook::{self, worker};
     let presented = req.header(webhook::TOKEN_HEADER);
-    let admitted = req.method == "POST"
-        && cfg
-            .delivery_token
-            .as_deref()
-            .zip(presented)
-            .is_some_and(|(want, got)| webhook::confirm::same_token(want, got));
-    if !admitted {
-        return not_found();
-    }
+    let cfg = config.as_ref().ok().filter(|cfg| {
+        req.method == "POST"
+            && cfg
+                .delivery_token
+                .as_deref()
+                .zip(presented)
+                .is_some_and(|(want, got)| webhook::confirm::same_token(want, got))
+    });
+    let Some(cfg) = cfg else {
+        return respond(not_found());
+    };
     let transport = make_transport(cfg);
     let ctx = Ctx {
         cfg,
         queen: Queen::new(&transport, public_token(cfg)),
         now_ms,
-        base_url: base_url(req),
+        base_url: base_url(&req),
         request_id,
         trace_header: None,
     };
-    let wait_s = req
-        .query()
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("wait="))
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
-    match webhook::worker::work(&ctx, wait_s).await {
-        Ok(worked) => Response::new(
-            200,
-            "application/json",
-            serde_json::to_vec(&worked).unwrap_or_default(),
-        ),
-        Err(e) => Response::new(
-            503,
-            "application/json",
-            json!({"error": e.code.code(), "message": e.message})
-                .to_string()
-                .into_bytes(),
-        ),
+    let param = |name: &str| {
+        req.query()
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+    };
+    let wait_s = param("wait").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let early = param("early") == Some("1");
+    let json_answer = |v: Value| Response::new(200, "application/json", v.to_string().into_bytes());
+    let taken = match worker::take(&ctx, wait_s).await {
+        Ok(taken) => taken,
+        Err(e) => {
+            let body = json!({"error": e.code.code(), "message": e.message});
+            return respond(Response::new(
+                503,
+                "application/json",
+                body.to_string().into_bytes(),
+            ));
+        }
+    };
+    if early {
+        respond(json_answer(json!({"taken": taken.len()})));
+        worker::make(&ctx, taken).await;
+    } else {
+        let worked = worker::make(&ctx, taken).await;
+        respond(json_answer(
+            serde_json::to_value(&worked).unwrap_or_default(),
+        ));
     }
 }
 

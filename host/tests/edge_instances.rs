@@ -27,6 +27,8 @@ async fn start(reuse: &str) -> Running {
             HANDLE_SECRET.to_string(),
         ),
         ("QUEEN_SQS_REUSE_INSTANCES".to_string(), reuse.to_string()),
+        // Counts the instances requests make; the SNS delivery loop's calls would add theirs.
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".to_string(), "0".to_string()),
     ];
     let outgoing = match broker.embedded() {
         Some(b) => Outgoing::new(Some(b)),

@@ -47,6 +47,8 @@ struct ReceiverState {
     got: Vec<Received>,
     /// Notifications still to be failed with a 500 (`usize::MAX`: all of them).
     fail_notifications: usize,
+    /// Notifications are answered only after this long (a subscriber that hangs).
+    hang: Option<Duration>,
 }
 
 /// A subscriber: records every request, answers 200 (or 500 while told to fail).
@@ -55,6 +57,70 @@ struct Receiver {
     addr: SocketAddr,
     state: Arc<Mutex<ReceiverState>>,
     server: Arc<tokio::task::JoinHandle<()>>,
+}
+
+/// Records a request and answers it as the receiver's state says.
+async fn answer(
+    state: Arc<Mutex<ReceiverState>>,
+    req: hyper::Request<hyper::body::Incoming>,
+) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+    let headers: BTreeMap<String, String> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let body = String::from_utf8_lossy(&body).into_owned();
+    let notification =
+        headers.get("x-amz-sns-message-type").map(String::as_str) == Some("Notification");
+    let hang = state.lock().unwrap().hang.filter(|_| notification);
+    let status = match hang {
+        Some(d) => {
+            // Recorded as it arrives (status 0: never answered in time).
+            let at = Instant::now();
+            state.lock().unwrap().got.push(Received {
+                at,
+                headers,
+                body,
+                status: 0,
+            });
+            tokio::time::sleep(d).await;
+            return Ok(hyper::Response::new(Full::new(Bytes::from_static(b"late"))));
+        }
+        None => {
+            let mut s = state.lock().unwrap();
+            let status = if notification && s.fail_notifications > 0 {
+                if s.fail_notifications != usize::MAX {
+                    s.fail_notifications -= 1;
+                }
+                500
+            } else {
+                200
+            };
+            s.got.push(Received {
+                at: Instant::now(),
+                headers,
+                body,
+                status,
+            });
+            status
+        }
+    };
+    let resp = hyper::Response::builder()
+        .status(status)
+        .body(Full::new(Bytes::from_static(b"ok")))
+        .unwrap();
+    Ok(resp)
 }
 
 impl Receiver {
@@ -70,52 +136,7 @@ impl Receiver {
                 };
                 let state = shared.clone();
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(
-                        move |req: hyper::Request<hyper::body::Incoming>| {
-                            let state = state.clone();
-                            async move {
-                                let headers = req
-                                    .headers()
-                                    .iter()
-                                    .map(|(k, v)| {
-                                        (
-                                            k.to_string(),
-                                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                                        )
-                                    })
-                                    .collect::<BTreeMap<_, _>>();
-                                let body = req
-                                    .into_body()
-                                    .collect()
-                                    .await
-                                    .map(|b| b.to_bytes())
-                                    .unwrap_or_default();
-                                let mut s = state.lock().unwrap();
-                                let notification =
-                                    headers.get("x-amz-sns-message-type").map(String::as_str)
-                                        == Some("Notification");
-                                let status = if notification && s.fail_notifications > 0 {
-                                    if s.fail_notifications != usize::MAX {
-                                        s.fail_notifications -= 1;
-                                    }
-                                    500
-                                } else {
-                                    200
-                                };
-                                s.got.push(Received {
-                                    at: Instant::now(),
-                                    headers,
-                                    body: String::from_utf8_lossy(&body).into_owned(),
-                                    status,
-                                });
-                                let resp = hyper::Response::builder()
-                                    .status(status)
-                                    .body(Full::new(Bytes::from_static(b"ok")))
-                                    .unwrap();
-                                Ok::<_, std::convert::Infallible>(resp)
-                            }
-                        },
-                    );
+                    let service = hyper::service::service_fn(move |req| answer(state.clone(), req));
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
                         .await;
@@ -131,6 +152,10 @@ impl Receiver {
 
     fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    fn hang(&self, d: Duration) {
+        self.state.lock().unwrap().hang = Some(d);
     }
 
     fn fail_notifications(&self, n: usize) {
@@ -152,8 +177,11 @@ impl Receiver {
             }
             assert!(
                 Instant::now() < deadline,
-                "{} of {n} {kind} POSTs arrived within {within:?}: {got:?}",
-                got.len()
+                "{} of {n} {kind} POSTs arrived within {within:?}: {:?}",
+                got.len(),
+                got.iter()
+                    .map(|r| r.json()["Message"].clone())
+                    .collect::<Vec<_>>()
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -226,7 +254,7 @@ async fn subscribe_confirmed(
 async fn start() -> Endpoint {
     Endpoint::with_env(&[
         ("QUEEN_SQS_AUTH", "off"),
-        ("QUEEN_SQS_SNS_DELIVERY_WORKERS", "4"),
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT", "160"),
     ])
     .await
 }
@@ -442,6 +470,28 @@ async fn a_failing_receiver_is_retried_after_the_policys_delays_until_it_takes_t
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_hangs_does_not_hold_up_another() {
+    let ep = start().await;
+    let (slow, quick) = (Receiver::start().await, Receiver::start().await);
+    let topic = create_topic(&ep, "hooks-hang", &[]).await;
+    subscribe_confirmed(&ep, &topic, &slow, "/slow", &[]).await;
+    subscribe_confirmed(&ep, &topic, &quick, "/quick", &[]).await;
+    slow.hang(Duration::from_secs(60));
+    for round in 0..3 {
+        let sent = Instant::now();
+        for i in 0..12 {
+            publish_ok(&ep, &topic, &format!("r{round}-{i}"), &[], &[]).await;
+        }
+        // The quick subscriber gets every round in a few seconds, though every POST to the
+        // slow one waits out its 15 s limit.
+        quick
+            .wait_for("Notification", 12 * (round + 1), Duration::from_secs(6))
+            .await;
+        assert!(sent.elapsed() < Duration::from_secs(6));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_last_retry_a_notification_goes_to_the_dead_letter_queue() {
     let ep = start().await;
     let r = Receiver::start().await;
@@ -484,25 +534,25 @@ async fn a_publish_is_delivered_by_another_replica_when_the_one_that_answered_is
     // stopped, and a replica started afterwards over the same broker delivers.
     let a = Endpoint::with_env(&[
         ("QUEEN_SQS_AUTH", "off"),
-        ("QUEEN_SQS_SNS_DELIVERY_WORKERS", "0"),
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT", "0"),
     ])
     .await;
     let r = Receiver::start().await;
     let topic = create_topic(&a, "hooks-replica", &[]).await;
     // Confirmed through the route of a replica that delivers.
-    let env = |workers: &str| {
+    let env = |in_flight: &str| {
         let mut env = vec![
             ("QUEEN_URL".to_string(), a.broker.url()),
             ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
             ("QUEEN_SQS_AUTH".into(), "off".into()),
-            ("QUEEN_SQS_SNS_DELIVERY_WORKERS".into(), workers.into()),
+            ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".into(), in_flight.into()),
         ];
         if a.broker.embedded().is_some() {
             env.push(("QUEEN_TOKEN".into(), support::BROKER_TOKEN.into()));
         }
         env
     };
-    let confirmer = Endpoint::serve_remote(env("4"), a.broker.clone(), a.data_dir.clone()).await;
+    let confirmer = Endpoint::serve_remote(env("160"), a.broker.clone(), a.data_dir.clone()).await;
     subscribe_confirmed(&confirmer, &topic, &r, "/replica", &[]).await;
     drop(confirmer);
     // Its loop is stopped; a long poll of the route it had begun may still be served.
@@ -516,7 +566,7 @@ async fn a_publish_is_delivered_by_another_replica_when_the_one_that_answered_is
         "{:?}",
         r.got("Notification")
     );
-    let (broker, data_dir, env_b) = (a.broker.clone(), a.data_dir.clone(), env("4"));
+    let (broker, data_dir, env_b) = (a.broker.clone(), a.data_dir.clone(), env("160"));
     drop(a);
     let b = Endpoint::serve_remote(env_b, broker, data_dir).await;
     let n = r.wait_for("Notification", 5, Duration::from_secs(20)).await;
@@ -562,7 +612,7 @@ async fn only_allowed_hosts_can_be_subscribed() {
     // The operator's list replaces the loopback default.
     let narrow = Endpoint::with_env(&[
         ("QUEEN_SQS_AUTH", "off"),
-        ("QUEEN_SQS_SNS_DELIVERY_WORKERS", "4"),
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT", "160"),
         ("QUEEN_SQS_SNS_HTTP_ALLOWED_HOSTS", "hooks.example"),
     ])
     .await;

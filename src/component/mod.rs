@@ -16,19 +16,37 @@ struct Endpoint;
 
 impl wasip2::exports::http::incoming_handler::Guest for Endpoint {
     fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
-        let response = match read_request(&request) {
-            Ok(req) => executor::block_on(crate::service::handle(
-                req,
-                std::env::vars(),
-                |cfg| transport::WasiTransport::new(&cfg.queen_url),
-                now_unix_ms(),
-                request_id(),
-            )),
-            Err(Refused::TooLarge(head)) => crate::service::body_too_large(&head, &request_id()),
+        let transport = |cfg: &crate::config::Config| transport::WasiTransport::new(&cfg.queen_url);
+        let req = match read_request(&request) {
+            Ok(req) => req,
+            Err(Refused::TooLarge(head)) => {
+                let response = crate::service::body_too_large(&head, &request_id());
+                return write_response(response, response_out);
+            }
             Err(Refused::Incomplete(head)) => {
-                crate::wire::incomplete_body(crate::wire::caller(&head), &request_id())
+                let response =
+                    crate::wire::incomplete_body(crate::wire::caller(&head), &request_id());
+                return write_response(response, response_out);
             }
         };
+        if crate::service::is_delivery_route(&req) {
+            // May answer before its POSTs are made; the instance goes on until they are.
+            return executor::block_on(crate::service::delivery_route_early(
+                req,
+                std::env::vars(),
+                transport,
+                now_unix_ms(),
+                request_id(),
+                |response| write_response(response, response_out),
+            ));
+        }
+        let response = executor::block_on(crate::service::handle(
+            req,
+            std::env::vars(),
+            transport,
+            now_unix_ms(),
+            request_id(),
+        ));
         write_response(response, response_out);
     }
 }

@@ -1,12 +1,15 @@
 //! The SNS delivery loop: the POSTs to HTTP/S subscribers are made by the component's
-//! delivery route (`queen_sqs::sns::webhook`), which works through the outbox once per
-//! call; the component has no thread to call it, so the host does. One task, the leader,
-//! calls it as a one-second long poll, so an idle outbox costs one broker pop a second;
-//! when a call finds work the other tasks are woken and call it with no wait, each until a
-//! call finds nothing. The route is called in process: it takes an instance slot as a
-//! request does, but it is not a client's request, so it is neither counted in the request
-//! metrics nor written to the request log (its broker calls are counted as broker calls).
-//! Every replica runs its loop; they share the outbox as SQS consumers share a queue.
+//! delivery route (`queen_sqs::sns::webhook`); the component has no thread to call it, so
+//! the host does, in process. One task calls it: as a one-second long poll while the
+//! outbox is empty (one broker pop a second when idle), at once again while calls find
+//! work. Each call answers as soon as it has taken its POSTs (up to ten) and makes them
+//! afterwards, in its own instance. The loop holds a permit per POST in flight
+//! (`QUEEN_SQS_SNS_POSTS_IN_FLIGHT`) until the instance is done: a subscriber slow to
+//! answer holds the permits of its own POSTs, and the others go on while permits remain.
+//! A call takes an instance slot as a request does, but it is not a client's request, so it
+//! is neither counted in the request metrics nor written to the request log (its broker
+//! calls are counted as broker calls). Every replica runs its loop; they share the outbox
+//! as SQS consumers share a queue.
 //!
 //! The route asks for the deployment's delivery token: `QUEEN_SQS_DELIVERY_TOKEN` when it is
 //! set (a runtime without this loop calls the route with it), otherwise one made at start
@@ -15,22 +18,24 @@
 use super::server::Server;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::Semaphore;
 
 pub const TOKEN_VAR: &str = "QUEEN_SQS_DELIVERY_TOKEN";
-const WORKERS_VAR: &str = "QUEEN_SQS_SNS_DELIVERY_WORKERS";
-/// Tasks calling the route unless `QUEEN_SQS_SNS_DELIVERY_WORKERS` says (0: none).
-const DEFAULT_WORKERS: usize = 4;
-const MAX_WORKERS: usize = 64;
+const IN_FLIGHT_VAR: &str = "QUEEN_SQS_SNS_POSTS_IN_FLIGHT";
+/// POSTs in flight at once unless `QUEEN_SQS_SNS_POSTS_IN_FLIGHT` says (0: no loop).
+const DEFAULT_IN_FLIGHT: usize = 160;
+/// A call takes up to this many POSTs: the least a loop can have in flight.
+const PER_CALL: usize = 10;
+const MAX_IN_FLIGHT: usize = 5000;
 /// The pause after a call that failed.
 const AFTER_FAILURE: Duration = Duration::from_millis(500);
-/// The leader's long poll, in seconds.
-const LEADER_WAIT_S: u64 = 1;
+/// The long poll of a call while the outbox is empty, in seconds.
+const WAIT_S: u64 = 1;
 
 /// The loop's settings.
 #[derive(Debug, Clone)]
 pub struct DeliveryLoop {
-    workers: usize,
+    in_flight: usize,
     token: String,
 }
 
@@ -38,17 +43,17 @@ impl DeliveryLoop {
     /// From the environment; makes a token (and adds it to `env`, which the component
     /// reads) when none is set.
     pub fn from_env(env: &mut Vec<(String, String)>) -> Result<DeliveryLoop, String> {
-        let workers = match env
+        let in_flight = match env
             .iter()
             .rev()
-            .find(|(k, v)| k == WORKERS_VAR && !v.trim().is_empty())
+            .find(|(k, v)| k == IN_FLIGHT_VAR && !v.trim().is_empty())
         {
-            None => DEFAULT_WORKERS,
+            None => DEFAULT_IN_FLIGHT,
             Some((_, v)) => match v.trim().parse::<usize>() {
-                Ok(n) if n <= MAX_WORKERS => n,
+                Ok(n) if n == 0 || (PER_CALL..=MAX_IN_FLIGHT).contains(&n) => n,
                 _ => {
                     return Err(format!(
-                        "{WORKERS_VAR} must be an integer from 0 to {MAX_WORKERS}, got {v:?}"
+                        "{IN_FLIGHT_VAR} must be 0 (no deliveries) or an integer from {PER_CALL} to {MAX_IN_FLIGHT}, got {v:?}"
                     ))
                 }
             },
@@ -68,40 +73,53 @@ impl DeliveryLoop {
                 t
             }
         };
-        Ok(DeliveryLoop { workers, token })
+        Ok(DeliveryLoop { in_flight, token })
     }
 
-    /// Starts the tasks, calling the route of `server`; they stop when the answer is
-    /// dropped.
+    /// Starts the loop, calling the route of `server`; it stops when the answer is dropped.
     pub fn spawn(&self, server: Arc<Server>) -> Running {
-        let work = Arc::new(Notify::new());
-        let mut tasks = Vec::new();
-        for i in 0..self.workers {
-            let (server, token, work) = (server.clone(), self.token.clone(), work.clone());
-            tasks.push(tokio::spawn(async move {
-                loop {
-                    if i > 0 {
-                        work.notified().await;
-                    }
-                    let wait_s = if i == 0 { LEADER_WAIT_S } else { 0 };
-                    loop {
-                        let started = tokio::time::Instant::now();
-                        match server.clone().call_delivery_route(&token, wait_s).await {
-                            Some(0) if i == 0 => {
-                                // An outbox the broker does not have yet answers at once:
-                                // the leader still calls no more than once a poll.
-                                let poll = Duration::from_secs(LEADER_WAIT_S);
-                                tokio::time::sleep_until(started + poll).await;
-                            }
-                            Some(0) | None if i > 0 => break,
-                            Some(_) => work.notify_waiters(),
-                            None => tokio::time::sleep(AFTER_FAILURE).await,
-                        }
-                    }
-                }
-            }));
+        if self.in_flight == 0 {
+            return Running(Vec::new());
         }
-        Running(tasks)
+        let permits = Arc::new(Semaphore::new(self.in_flight));
+        let token = self.token.clone();
+        let task = tokio::spawn(async move {
+            let mut wait_s = WAIT_S;
+            loop {
+                let Ok(mut room) = permits.clone().acquire_many_owned(PER_CALL as u32).await else {
+                    return;
+                };
+                let started = tokio::time::Instant::now();
+                let (done, finished) = tokio::sync::oneshot::channel::<()>();
+                match server
+                    .clone()
+                    .call_delivery_route(&token, wait_s, done)
+                    .await
+                {
+                    Some(n) if n > 0 => {
+                        // The room of the POSTs taken is held until their instance is done.
+                        if let Some(held) = room.split(n.min(PER_CALL as u64) as usize) {
+                            tokio::spawn(async move {
+                                let _ = finished.await;
+                                drop(held);
+                            });
+                        }
+                        wait_s = 0;
+                    }
+                    Some(_) => {
+                        // An outbox the broker does not have yet answers at once: still no
+                        // more than one call a poll.
+                        if wait_s > 0 {
+                            tokio::time::sleep_until(started + Duration::from_secs(wait_s)).await;
+                        }
+                        wait_s = WAIT_S;
+                    }
+                    None => tokio::time::sleep(AFTER_FAILURE).await,
+                }
+                drop(room);
+            }
+        });
+        Running(vec![task])
     }
 }
 

@@ -215,6 +215,9 @@ pub struct Server {
 /// What a request holds while it is inside the component: its slot, of either kind.
 struct Permits {
     _slot: OwnedSemaphorePermit,
+    /// A delivery call's signal to the delivery loop (`deliveries`): dropped with the slot,
+    /// when the call's instance is done with its POSTs.
+    _delivery: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Server {
@@ -372,7 +375,10 @@ impl Server {
         };
         let take = async {
             let slot = kind.clone().acquire_owned().await.ok()?;
-            Some(Permits { _slot: slot })
+            Some(Permits {
+                _slot: slot,
+                _delivery: None,
+            })
         };
         tokio::time::timeout(SLOT_WAIT, take).await.ok().flatten()
     }
@@ -455,20 +461,23 @@ impl Server {
         }
     }
 
-    /// One call of the SNS delivery route, in process (`deliveries`): how many POSTs it took
-    /// from the outbox; `None` when no slot freed up or the call failed.
+    /// One call of the SNS delivery route, in process (`deliveries`), answered as soon as it
+    /// has taken its POSTs (`early=1`): how many it took; `None` when no slot freed up or the
+    /// call failed. The POSTs are made after the answer; `done` is dropped when they are.
     pub(super) async fn call_delivery_route(
         self: Arc<Self>,
         token: &str,
         wait_s: u64,
+        done: tokio::sync::oneshot::Sender<()>,
     ) -> Option<u64> {
         use queen_sqs::sns::webhook::{ROUTE, TOKEN_HEADER};
-        let req = hyper::Request::post(format!("http://127.0.0.1{ROUTE}?wait={wait_s}"))
+        let req = hyper::Request::post(format!("http://127.0.0.1{ROUTE}?wait={wait_s}&early=1"))
             .header(http::header::HOST, "127.0.0.1")
             .header(TOKEN_HEADER, token)
             .body(Full::new(Bytes::new()))
             .ok()?;
-        let permits = self.take_slot(false).await?;
+        let mut permits = self.take_slot(false).await?;
+        permits._delivery = Some(done);
         let resp = self.run(req, permits).await.ok()?;
         if !resp.status().is_success() {
             return None;

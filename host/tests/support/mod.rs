@@ -676,9 +676,9 @@ impl Endpoint {
         // binary runs it by default, and the real-client lanes exercise it there.
         if !env
             .iter()
-            .any(|(k, _)| k == "QUEEN_SQS_SNS_DELIVERY_WORKERS")
+            .any(|(k, _)| k == "QUEEN_SQS_SNS_POSTS_IN_FLIGHT")
         {
-            env.push(("QUEEN_SQS_SNS_DELIVERY_WORKERS".into(), "0".into()));
+            env.push(("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".into(), "0".into()));
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -31,6 +31,8 @@ const ANSWER_TIMEOUT_MS: u64 = 15_000;
 pub const TAKE_VISIBILITY_S: u64 = 60;
 /// POSTs made at once by one call.
 const TAKE_AT_ONCE: usize = 10;
+/// The longest a call waits for a POST to arrive in an empty outbox.
+pub const MAX_WAIT_S: u64 = 5;
 
 /// What one call did, as the route answers it.
 #[derive(Debug, Default, Serialize, PartialEq, Eq)]
@@ -57,19 +59,41 @@ enum Settled {
     Dropped,
 }
 
-/// The longest a call waits for a POST to arrive in an empty outbox.
-pub const MAX_WAIT_S: u64 = 5;
-
-/// One call: waits up to `wait_s` (at most [`MAX_WAIT_S`]) for work, as a long poll.
+/// One call: takes up to ten POSTs, waiting up to `wait_s` (at most [`MAX_WAIT_S`]) for
+/// one to arrive, as a long poll; makes them; settles each.
 pub async fn work<T: Transport>(ctx: &Ctx<'_, T>, wait_s: u64) -> Result<Worked, ApiError> {
-    let q = outbox::record();
+    let taken = take(ctx, wait_s).await?;
+    Ok(make(ctx, taken).await)
+}
+
+/// The POSTs of one call, taken from the outbox and not yet made.
+pub struct Taken(Vec<Delivery>);
+
+impl Taken {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Takes up to ten POSTs, waiting up to `wait_s` (at most [`MAX_WAIT_S`]) for one.
+pub async fn take<T: Transport>(ctx: &Ctx<'_, T>, wait_s: u64) -> Result<Taken, ApiError> {
     let asked = Asked {
         max: TAKE_AT_ONCE,
         wait_s: wait_s.min(MAX_WAIT_S),
         visibility_s: TAKE_VISIBILITY_S,
     };
-    let taken = inflight::receive(ctx, &q, asked).await?;
-    let settled = join_all(taken.into_iter().map(|d| post_and_settle(ctx, &q, d))).await;
+    Ok(Taken(
+        inflight::receive(ctx, &outbox::record(), asked).await?,
+    ))
+}
+
+/// Makes the POSTs taken, all at once, settling each as it is answered.
+pub async fn make<T: Transport>(ctx: &Ctx<'_, T>, taken: Taken) -> Worked {
+    let q = outbox::record();
+    let settled = join_all(taken.0.into_iter().map(|d| post_and_settle(ctx, &q, d))).await;
     let mut worked = Worked::default();
     for s in settled {
         match s {
@@ -80,7 +104,7 @@ pub async fn work<T: Transport>(ctx: &Ctx<'_, T>, wait_s: u64) -> Result<Worked,
             Err(_) => worked.unsettled += 1,
         }
     }
-    Ok(worked)
+    worked
 }
 
 async fn post_and_settle<T: Transport>(
