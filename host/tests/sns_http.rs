@@ -685,3 +685,91 @@ async fn the_route_answers_only_its_token() {
     let worked: Value = serde_json::from_slice(&body).unwrap();
     assert!(worked["delivered"].is_u64(), "{worked}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_subscriptions_and_confirmations_are_refused_with_a_4xx() {
+    let ep = start().await;
+    let topic = create_topic(&ep, "hooks-hostile", &[]).await;
+    let long = format!("http://127.0.0.1/{}", "a".repeat(3000));
+    for url in [
+        long.as_str(),
+        "http://127.0.0.1/\r\nX-Injected: 1",
+        "http://127.0.0.1:99999999/",
+        "",
+    ] {
+        let (status, xml) = subscribe_http(&ep, &topic, url, &[]).await;
+        assert_eq!(status, 400, "{url:.40}: {xml}");
+        assert_eq!(
+            tag(&xml, "Code").as_deref(),
+            Some("InvalidParameter"),
+            "{xml}"
+        );
+    }
+    let huge = "f".repeat(100_000);
+    let (status, code, _) = sns_err(
+        &ep,
+        "ConfirmSubscription",
+        &[("TopicArn", &topic), ("Token", &huge)],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (400, "InvalidParameter"));
+    let missing = topic.replace("hooks-hostile", "hooks-missing");
+    let (status, code, _) = sns_err(
+        &ep,
+        "ConfirmSubscription",
+        &[("TopicArn", &missing), ("Token", "ab")],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (404, "NotFound"));
+    // A FIFO topic delivers to SQS queues only, as SNS's does.
+    let fifo = create_topic(&ep, "hooks-hostile.fifo", &[("FifoTopic", "true")]).await;
+    let (status, xml) = subscribe_http(&ep, &fifo, "http://127.0.0.1:9/", &[]).await;
+    assert_eq!(status, 400, "{xml}");
+    let listed = sns_ok(&ep, "ListSubscriptions", &[]).await;
+    assert!(tags_all(&listed, "SubscriptionArn").is_empty(), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_subscribe_while_pending_sends_the_same_token_again() {
+    let ep = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-repeat", &[]).await;
+    for _ in 0..2 {
+        let (status, xml) = subscribe_http(&ep, &topic, &r.url("/again"), &[]).await;
+        assert_eq!(status, 200, "{xml}");
+    }
+    let c = r
+        .wait_for("SubscriptionConfirmation", 2, Duration::from_secs(20))
+        .await;
+    assert_eq!(c[0].json()["Token"], c[1].json()["Token"]);
+    let listed = sns_ok(&ep, "ListSubscriptionsByTopic", &[("TopicArn", &topic)]).await;
+    assert_eq!(tags_all(&listed, "SubscriptionArn").len(), 1, "{listed}");
+    // Different attributes for the same endpoint are refused, as for a queue.
+    let (status, xml) = subscribe_http(
+        &ep,
+        &topic,
+        &r.url("/again"),
+        &[("RawMessageDelivery", "true")],
+    )
+    .await;
+    assert_eq!(status, 400, "{xml}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsubscribed_endpoint_gets_no_more_retries() {
+    let ep = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-gone", &[]).await;
+    let policy =
+        r#"{"healthyRetryPolicy":{"numRetries":10,"minDelayTarget":1,"maxDelayTarget":1}}"#;
+    let arn = subscribe_confirmed(&ep, &topic, &r, "/gone", &[("DeliveryPolicy", policy)]).await;
+    r.fail_notifications(usize::MAX);
+    publish_ok(&ep, &topic, "retried until unsubscribed", &[], &[]).await;
+    r.wait_for("Notification", 2, Duration::from_secs(20)).await;
+    sns_ok(&ep, "Unsubscribe", &[("SubscriptionArn", &arn)]).await;
+    // One attempt may already be on its way; none after it.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let settled = r.got("Notification").len();
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    assert_eq!(r.got("Notification").len(), settled);
+}
