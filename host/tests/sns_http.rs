@@ -203,20 +203,8 @@ async fn subscribe_http(
     url: &str,
     attrs: &[(&str, &str)],
 ) -> (u16, String) {
-    let mut params: Vec<(String, String)> = vec![
-        ("TopicArn".into(), topic.into()),
-        ("Protocol".into(), "http".into()),
-        ("Endpoint".into(), url.into()),
-    ];
-    for (i, (k, v)) in attrs.iter().enumerate() {
-        params.push((format!("Attributes.entry.{}.key", i + 1), k.to_string()));
-        params.push((format!("Attributes.entry.{}.value", i + 1), v.to_string()));
-    }
-    let refs: Vec<(&str, &str)> = params
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    sns(ep, "Subscribe", &refs).await
+    let params = subscribe_params(topic, "http", url, attrs);
+    sns(ep, "Subscribe", &borrowed(&params)).await
 }
 
 /// Subscribes and confirms with the token the confirmation carried; answers the ARN.

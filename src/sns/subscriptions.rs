@@ -246,11 +246,9 @@ async fn subscribe_webhook<T: Transport>(
             ));
         }
         let index = endpoint_key(topic, protocol, endpoint);
-        let existing = match ctx.queen.kv_get(&index).await.map_err(broker)? {
-            Some(row) => match row.value.as_str() {
-                Some(id) => load_sub(ctx, topic, id).await?,
-                None => None,
-            },
+        let index_row = ctx.queen.kv_get(&index).await.map_err(broker)?;
+        let existing = match index_row.as_ref().and_then(|row| row.value.as_str()) {
+            Some(id) => load_sub(ctx, topic, id).await?,
             None => None,
         };
         let mut txn = Transaction::default();
@@ -265,44 +263,22 @@ async fn subscribe_webhook<T: Transport>(
                 let arn = subscription_arn(ctx.cfg, topic, &e.record.id);
                 return Ok(json!({"SubscriptionArn": arn}));
             }
-            // Pending: the same record, its confirmation sent again.
+            // Pending: the same record (under its version), its confirmation sent again.
             Some(e) => {
-                txn.kv.push(
-                    KvOp::put(
-                        sub_key(topic, &e.record.id),
-                        to_value(&e.record),
-                        Some(e.version),
-                    )
-                    .required(),
-                );
+                let key = sub_key(topic, &e.record.id);
+                let op = KvOp::put(key, to_value(&e.record), Some(e.version));
+                txn.kv.push(op.required());
                 e.record
             }
             None => {
-                let record = SubRecord {
-                    id: mint_uuid(&format!("{}/subscription", ctx.request_id)),
-                    topic: topic.to_string(),
-                    protocol: protocol.to_string(),
-                    endpoint: endpoint.to_string(),
-                    queue: String::new(),
-                    attributes: supplied.clone(),
-                    created: ctx.now_s(),
-                    token: Some(webhook::confirm::mint_token(
-                        &ctx.cfg.handle_secret,
-                        ctx.request_id,
-                    )),
-                    pending: true,
-                };
-                // An expired twin's index is taken over (no version expected of it).
-                let index_version = if ctx.queen.kv_get(&index).await.map_err(broker)?.is_some() {
-                    None
-                } else {
-                    Some(0)
-                };
-                txn.kv.push(
-                    KvOp::put(sub_key(topic, &record.id), to_value(&record), Some(0)).required(),
-                );
+                let record = new_pending(ctx, topic, protocol, endpoint, supplied.clone());
+                // An expired twin's index is taken over under the version read.
+                let index_version = Some(index_row.as_ref().map_or(0, |row| row.version));
+                let key = sub_key(topic, &record.id);
                 txn.kv
-                    .push(KvOp::put(index.clone(), json!(record.id), index_version).required());
+                    .push(KvOp::put(key, to_value(&record), Some(0)).required());
+                let op = KvOp::put(index.clone(), json!(record.id), index_version);
+                txn.kv.push(op.required());
                 record
             }
         };
@@ -320,6 +296,30 @@ async fn subscribe_webhook<T: Transport>(
         }
     }
     Err(contended())
+}
+
+/// A new `http`/`https` subscription, pending, with its confirmation token.
+fn new_pending<T>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+    protocol: &str,
+    endpoint: &str,
+    attributes: BTreeMap<String, String>,
+) -> SubRecord {
+    SubRecord {
+        id: mint_uuid(&format!("{}/subscription", ctx.request_id)),
+        topic: topic.to_string(),
+        protocol: protocol.to_string(),
+        endpoint: endpoint.to_string(),
+        queue: String::new(),
+        attributes,
+        created: ctx.now_s(),
+        token: Some(webhook::confirm::mint_token(
+            &ctx.cfg.handle_secret,
+            ctx.request_id,
+        )),
+        pending: true,
+    }
 }
 
 /// What SNS answers and lists for a subscription not yet confirmed.

@@ -253,26 +253,41 @@ pub async fn drain(ep: &Endpoint, queue: &str) -> Vec<Delivered> {
     }
 }
 
+/// `Subscribe`'s parameters: the topic, protocol and endpoint, and attributes.
+pub fn subscribe_params(
+    topic_arn: &str,
+    protocol: &str,
+    endpoint: &str,
+    attrs: &[(&str, &str)],
+) -> Vec<(String, String)> {
+    let mut params: Vec<(String, String)> = vec![
+        ("TopicArn".into(), topic_arn.into()),
+        ("Protocol".into(), protocol.into()),
+        ("Endpoint".into(), endpoint.into()),
+    ];
+    for (i, (k, v)) in attrs.iter().enumerate() {
+        params.push((format!("Attributes.entry.{}.key", i + 1), k.to_string()));
+        params.push((format!("Attributes.entry.{}.value", i + 1), v.to_string()));
+    }
+    params
+}
+
+/// (name, value) pairs as the borrowed form `sns` takes.
+pub fn borrowed(params: &[(String, String)]) -> Vec<(&str, &str)> {
+    params
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect()
+}
+
 pub async fn subscribe(
     ep: &Endpoint,
     topic_arn: &str,
     queue_arn: &str,
     attrs: &[(&str, &str)],
 ) -> String {
-    let mut params: Vec<(String, String)> = vec![
-        ("TopicArn".into(), topic_arn.into()),
-        ("Protocol".into(), "sqs".into()),
-        ("Endpoint".into(), queue_arn.into()),
-    ];
-    for (i, (k, v)) in attrs.iter().enumerate() {
-        params.push((format!("Attributes.entry.{}.key", i + 1), k.to_string()));
-        params.push((format!("Attributes.entry.{}.value", i + 1), v.to_string()));
-    }
-    let refs: Vec<(&str, &str)> = params
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let xml = sns_ok(ep, "Subscribe", &refs).await;
+    let params = subscribe_params(topic_arn, "sqs", queue_arn, attrs);
+    let xml = sns_ok(ep, "Subscribe", &borrowed(&params)).await;
     tag(&xml, "SubscriptionArn").expect("SubscriptionArn")
 }
 
