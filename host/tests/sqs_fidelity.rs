@@ -1011,3 +1011,42 @@ async fn a_fifo_message_sent_across_a_purge_keeps_its_message_id() {
         first["Attributes"]["SentTimestamp"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_action_is_named_in_the_answer_when_it_could_be_one() {
+    let ep = Endpoint::start().await;
+    let url = ep.create_queue("unknown-action", json!({})).await;
+    let path = url.strip_prefix(&ep.url).unwrap().to_string();
+    let (status, _, body) = ep
+        .raw(
+            "GET",
+            &format!("{path}?Action=FooBar&Version=2012-11-05"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    let xml = String::from_utf8_lossy(&body);
+    assert_eq!(status, 400, "{xml}");
+    for part in [
+        "<Code>InvalidAction</Code>",
+        "<Type>Sender</Type>",
+        "<Message>The action FooBar is not valid for this endpoint.</Message>",
+    ] {
+        assert!(xml.contains(part), "{part}: {xml}");
+    }
+    // Markup in the name is never echoed.
+    let (status, _, body) = ep
+        .raw(
+            "GET",
+            &format!("{path}?Action=Foo%3Cb%3E&Version=2012-11-05"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    let xml = String::from_utf8_lossy(&body);
+    assert_eq!(status, 400, "{xml}");
+    assert!(
+        !xml.contains("Foo") && xml.contains("<Code>InvalidAction</Code>"),
+        "{xml}"
+    );
+}

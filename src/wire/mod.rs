@@ -68,10 +68,28 @@ pub struct Recognised {
 }
 
 fn invalid_action() -> ApiError {
-    // The name is never echoed: it is unbounded client input.
     ApiError::new(
         ErrorCode::InvalidAction,
         "The action or operation requested is invalid. Verify that the action is typed correctly.",
+    )
+}
+
+/// The longest unknown action name echoed back.
+const MAX_ECHOED_ACTION: usize = 64;
+
+/// A Query request's unknown action, in SQS's words, which name it (recorded:
+/// test_invalid_action_raises_exception). Only a name that could be an action is echoed
+/// (letters and digits, at most 64): anything else is unbounded client input, answered
+/// without it.
+fn unknown_action(name: &str) -> ApiError {
+    let plausible = (1..=MAX_ECHOED_ACTION).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric());
+    if !plausible {
+        return invalid_action();
+    }
+    ApiError::new(
+        ErrorCode::InvalidAction,
+        format!("The action {name} is not valid for this endpoint."),
     )
 }
 
@@ -169,7 +187,7 @@ pub fn recognise(
                     .header("accept")
                     .is_some_and(|a| a.contains("application/json")),
         }),
-        None => Err((Protocol::Query, service, invalid_action())),
+        None => Err((Protocol::Query, service, unknown_action(name))),
     }
 }
 
