@@ -52,8 +52,9 @@ async fn every_answer_carries_a_request_id() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unknown_action_is_invalid_action_and_not_echoed() {
+async fn an_unknown_action_is_invalid_action_named_only_when_it_could_be_one() {
     let ep = Endpoint::start().await;
+    // The JSON protocol's target is never echoed.
     let (status, body) = ep.sqs("sendmessage", json!({})).await;
     assert_eq!(status, 400);
     assert!(
@@ -61,6 +62,7 @@ async fn an_unknown_action_is_invalid_action_and_not_echoed() {
         "{body}"
     );
     assert!(!body.to_string().contains("sendmessage"));
+    // A Query action name of letters and digits is named, as SQS names it.
     let (status, xml) = ep
         .query(
             "/",
@@ -69,7 +71,18 @@ async fn an_unknown_action_is_invalid_action_and_not_echoed() {
         .await;
     assert_eq!(status, 400);
     assert!(
-        xml.contains("<Code>InvalidAction</Code>") && !xml.contains("DoSomethingOdd"),
+        xml.contains("<Code>InvalidAction</Code>")
+            && xml.contains("The action DoSomethingOdd is not valid for this endpoint."),
+        "{xml}"
+    );
+    // Anything else is not.
+    let odd = format!("Do<{}>", "x".repeat(100));
+    let (status, xml) = ep
+        .query("/", &[("Action", &odd), ("Version", "2012-11-05")])
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        xml.contains("<Code>InvalidAction</Code>") && !xml.contains("xxxx"),
         "{xml}"
     );
 }
