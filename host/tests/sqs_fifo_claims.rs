@@ -1,9 +1,12 @@
 //! FIFO claims of several messages through the real host: one receive takes a run of a
 //! group, and deletes / visibility changes act on the claim as one gesture.
 
+mod sqs_messages_support;
 mod support;
 
 use serde_json::{json, Value};
+use sqs_messages_support::broker;
+use std::time::{Duration, Instant};
 use support::Endpoint;
 
 async fn fifo(ep: &Endpoint, name: &str, visibility: u32) -> String {
@@ -274,4 +277,117 @@ async fn a_fifo_delete_costs_five_broker_calls() {
         "a FIFO delete batch of 9 made {batch} broker calls"
     );
     assert!(receive(&a, &url).await.is_empty());
+}
+
+/// Lands in group `g` of FIFO queue `name` "a", then "b" under the SAME transaction id
+/// (a timer's copy, which skips the broker's deduplication window, as a deduplication id
+/// used again after its window does on SQS).
+async fn land_two_under_one_id(ep: &Endpoint, name: &str) {
+    use base64::Engine;
+    let push = json!({"items": [{"queue": name, "partition": "g", "payload": {"b": "a"},
+                                 "transactionId": "shared"}]});
+    let (status, v) = broker(ep, "POST", "/api/v1/push", push).await;
+    assert!(status < 300, "push: {v}");
+    let payload = base64::engine::general_purpose::STANDARD.encode(r#"{"b":"b"}"#);
+    let schedule = json!({"operations": [{"op": "schedule", "queue": name, "timerKey": "k-b",
+        "partition": "g", "delayMs": 0, "txn": "shared", "payload": payload}]});
+    let (status, v) = broker(ep, "POST", "/api/v1/timers", schedule).await;
+    assert!(status < 300, "timer: {v}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ep.broker.depth(name).await.0 < 2 {
+        assert!(Instant::now() < deadline, "the timer's copy never landed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn receive_after_visibility(ep: &Endpoint, url: &str, visibility_s: u64) -> Vec<Value> {
+    tokio::time::sleep(Duration::from_millis(visibility_s * 1000 + 1200)).await;
+    receive(ep, url).await
+}
+
+/// Checker, engine seed 509: two messages of a group under one transaction id, deleted
+/// together. The broker resolves an ack by that id to the LOWER copy, so one ack of the
+/// later one completed only the earlier, and the later came back after its delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_two_messages_that_share_a_transaction_id_deletes_both() {
+    let ep = Endpoint::start().await;
+    let name = "shared-delete.fifo";
+    let url = fifo(&ep, name, 2).await;
+    land_two_under_one_id(&ep, name).await;
+    send(&ep, &url, "g", "c").await;
+    let got = receive(&ep, &url).await;
+    assert_eq!(bodies(&got), ["a", "b", "c"]);
+    all_ok(&delete_batch(&ep, &url, &[&got[0], &got[1]]).await, 2);
+    let again = receive_after_visibility(&ep, &url, 2).await;
+    assert_eq!(bodies(&again), ["c"], "a deleted message came back");
+}
+
+/// The same on a receive's way through: deletes recorded after the claim's lease ran out
+/// are acked by the group's next receive, in as many acks as the repeats need.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receive_through_deleted_messages_that_share_a_transaction_id_completes_both() {
+    let ep = Endpoint::start().await;
+    let name = "shared-receive.fifo";
+    let url = fifo(&ep, name, 2).await;
+    land_two_under_one_id(&ep, name).await;
+    send(&ep, &url, "g", "c").await;
+    let got = receive(&ep, &url).await;
+    assert_eq!(bodies(&got), ["a", "b", "c"]);
+    tokio::time::sleep(Duration::from_millis(2600)).await;
+    // The lease ran out; the newest handles still delete (recorded for the next receive).
+    all_ok(&delete_batch(&ep, &url, &[&got[0], &got[1]]).await, 2);
+    let next = receive(&ep, &url).await;
+    assert_eq!(bodies(&next), ["c"]);
+    let again = receive_after_visibility(&ep, &url, 2).await;
+    assert_eq!(bodies(&again), ["c"], "a deleted message came back");
+    assert_eq!(count(&again[0]), "3");
+}
+
+/// A run of a claim dead-lettered whose last message shares its transaction id with an
+/// earlier one: moved in two steps, each message once (one ack of the run landed on the
+/// earlier copy, and the later one was moved again by the next receive).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_lettered_run_that_shares_a_transaction_id_moves_each_message_once() {
+    let ep = Endpoint::start().await;
+    let dlq = fifo(&ep, "shared-dlq.fifo", 30).await;
+    let dlq_arn = ep
+        .sqs_ok(
+            "GetQueueAttributes",
+            json!({"QueueUrl": dlq, "AttributeNames": ["QueueArn"]}),
+        )
+        .await["Attributes"]["QueueArn"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let name = "shared-source.fifo";
+    let url = ep
+        .create_queue(
+            name,
+            json!({"FifoQueue": "true", "ContentBasedDeduplication": "true",
+                   "VisibilityTimeout": "1",
+                   "RedrivePolicy": json!({"deadLetterTargetArn": dlq_arn,
+                                           "maxReceiveCount": 1}).to_string()}),
+        )
+        .await;
+    land_two_under_one_id(&ep, name).await;
+    assert_eq!(bodies(&receive(&ep, &url).await), ["a", "b"]);
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    // a and b are past maxReceiveCount and move; c, sent since, is delivered.
+    send(&ep, &url, "g", "c").await;
+    let second = receive(&ep, &url).await;
+    assert_eq!(bodies(&second), ["c"]);
+    // c moves in turn.
+    let third = receive_after_visibility(&ep, &url, 1).await;
+    assert!(third.is_empty(), "{:?}", bodies(&third));
+    let mut moved = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while moved.len() < 4 && Instant::now() < deadline {
+        let batch = receive(&ep, &dlq).await;
+        if batch.is_empty() {
+            break;
+        }
+        delete_batch(&ep, &dlq, &batch.iter().collect::<Vec<_>>()).await;
+        moved.extend(bodies(&batch));
+    }
+    assert_eq!(moved, ["a", "b", "c"], "each message moved once");
 }

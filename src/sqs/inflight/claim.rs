@@ -278,29 +278,35 @@ async fn open<'p, T: Transport>(
     let opening = claim_record::open(current.record.as_ref(), &p.messages);
     let mut acked: Vec<String> = Vec::new();
     let mut from = 0;
-    if opening.lead > 0 {
-        let last = &p.messages[opening.lead - 1];
+    let lead = &p.messages[..opening.lead];
+    for end in claim_record::ack_ends(&txns(lead)) {
         let r = ctx
             .queen
-            .ack(&Ack::of(last, &lease, AckStatus::Completed))
+            .ack(&Ack::of(&lead[end - 1], &lease, AckStatus::Completed))
             .await?;
         if !r.success {
             // The claim is not ours any more (its lease ran out meanwhile).
-            return Ok(Opened::Unanswered(ids(&p.messages)));
+            return Ok(Opened::Unanswered(ids(&p.messages[from..])));
         }
-        acked.extend(ids(&p.messages[..opening.lead]));
-        from = opening.lead;
+        acked.extend(ids(&p.messages[from..end]));
+        from = end;
     }
-    let dead = dead_letter_head(ctx, q, dlq, &p.messages[from..], &opening.withheld, &lease);
-    match dead.await? {
-        Head::Kept => {}
-        Head::Moved(n) => {
-            acked.extend(ids(&p.messages[from..from + n]));
-            from += n;
+    // A run moved in several steps when an ack of it would land on an earlier copy of its
+    // transaction id (`dead_letter_head`).
+    loop {
+        let dead = dead_letter_head(ctx, q, dlq, &p.messages[from..], &opening.withheld, &lease);
+        match dead.await? {
+            Head::Kept => break,
+            Head::Moved(n) => {
+                acked.extend(ids(&p.messages[from..from + n]));
+                from += n;
+            }
+            // Moved by nobody (the move failed: the claim stays leased and comes back), or
+            // the lease is someone else's: none of it is answered.
+            Head::Held | Head::LeaseLost => {
+                return Ok(Opened::Unanswered(ids(&p.messages[from..])))
+            }
         }
-        // Moved by nobody (the move failed: the claim stays leased and comes back), or
-        // the lease is someone else's: none of it is answered.
-        Head::Held | Head::LeaseLost => return Ok(Opened::Unanswered(ids(&p.messages[from..]))),
     }
     let rest = &p.messages[from..];
     let claim = Claim {
@@ -318,6 +324,11 @@ async fn open<'p, T: Transport>(
         }),
         Reopened::LeaseLost => Ok(Opened::Unanswered(ids(rest))),
     }
+}
+
+/// The transaction ids of `messages`, in order.
+fn txns(messages: &[PoppedMessage]) -> Vec<&str> {
+    messages.iter().map(|m| m.transaction_id.as_str()).collect()
 }
 
 /// What dead-lettering did to the head of a claim.
@@ -357,6 +368,14 @@ async fn dead_letter_head<T: Transport>(
         .iter()
         .take_while(|m| deleted.contains(&m.id) || exceeded(m))
         .count();
+    // Up to where one ack completes it (the rest is the next step's).
+    let run = claim_record::ack_ends(&txns(&messages[..run]))
+        .first()
+        .copied()
+        .unwrap_or(0);
+    if run == 0 {
+        return Ok(Head::Kept);
+    }
     // The run's deleted messages are completed with its moves, trailing ones too: left
     // to the claim, a claim of nothing else would be answered empty and stay leased.
     if !messages[..run].iter().any(exceeded) {

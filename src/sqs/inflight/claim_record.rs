@@ -228,16 +228,64 @@ pub async fn lookup<T: Transport>(
 pub enum Recorded {
     /// The group was received again since (or settled): the handle deletes nothing.
     Stale,
-    /// Recorded; ack `completed` this transaction id under the lease, then prune these ids;
-    /// then, when what is left was all released, release the lease at `release`.
+    /// Recorded; ack `completed` under the lease each step's transaction id in turn,
+    /// pruning what each applied one covers; then, when what is left was all released,
+    /// release the lease at `release`.
     Ack {
-        txn: String,
-        covers: Vec<String>,
+        steps: Vec<AckStep>,
         release: Option<String>,
     },
     /// Recorded; the prefix did not reach them, nothing to ack yet (but the lease is to be
     /// released at `release`, when what is left was all released).
     Pending { release: Option<String> },
+}
+
+/// One ack `completed` of a claim's deleted prefix: the transaction id acked, and the
+/// message ids it completes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AckStep {
+    pub txn: String,
+    pub covers: Vec<String>,
+}
+
+/// Where the acks completing the first `txns.len()` messages of a claim end (exclusive),
+/// in order. The broker resolves a transaction id to the LOWEST offset carrying it in the
+/// claim, so an ack by an id an earlier message shares lands on that earlier message and
+/// completes less than asked; two messages of a group share one when a deduplication id
+/// is used again after its window, or a fired timer's copy lands beside the original
+/// (checker, engine seed 509). An ack ends at the last message whose id no message before
+/// it (still in the claim) carries; what follows is acked by the next call, once the
+/// earlier copy is below the cursor. Without repeats that is one ack, of the last.
+pub fn ack_ends(txns: &[&str]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut from = 0;
+    while from < txns.len() {
+        let span = &txns[from..];
+        let reach = (1..=span.len())
+            .rev()
+            .find(|&k| !span[..k - 1].contains(&span[k - 1]))
+            .unwrap_or(1);
+        from += reach;
+        ends.push(from);
+    }
+    ends
+}
+
+/// [`ack_ends`] of a claim's leading `n` messages of `rec`, as steps.
+fn ack_steps(rec: &ClaimRecord, n: usize) -> Vec<AckStep> {
+    let txns: Vec<&str> = rec.txns[..n].iter().map(String::as_str).collect();
+    let mut start = 0;
+    ack_ends(&txns)
+        .into_iter()
+        .map(|end| {
+            let step = AckStep {
+                txn: rec.txns[end - 1].clone(),
+                covers: rec.ids[start..end].to_vec(),
+            };
+            start = end;
+            step
+        })
+        .collect()
 }
 
 /// Which list of the group's record a settle adds to.
@@ -294,8 +342,7 @@ pub async fn record<T: Transport>(
         return Ok(match prefix {
             0 => Recorded::Pending { release },
             n => Recorded::Ack {
-                txn: rec.txns[n - 1].clone(),
-                covers: rec.ids[..n].to_vec(),
+                steps: ack_steps(&rec, n),
                 release,
             },
         });
@@ -577,6 +624,44 @@ mod tests {
         assert_eq!(rec(&["b", "c"]).prefix_len(), 0);
         assert_eq!(rec(&["b", "a"]).prefix_len(), 2);
         assert_eq!(rec(&["c", "a", "b"]).prefix_len(), 3);
+    }
+
+    #[test]
+    fn acks_end_before_a_repeated_transaction_id() {
+        assert_eq!(ack_ends(&[]), Vec::<usize>::new());
+        assert_eq!(ack_ends(&["a", "b", "c"]), [3]);
+        // The last repeats an earlier id: acked in two calls, the second once the first
+        // copy is below the cursor.
+        assert_eq!(ack_ends(&["x", "b", "x"]), [2, 3]);
+        assert_eq!(ack_ends(&["x", "x"]), [1, 2]);
+        assert_eq!(ack_ends(&["x", "x", "x"]), [1, 2, 3]);
+        // A repeat before the last is completed by the ack of the last (cumulative).
+        assert_eq!(ack_ends(&["x", "x", "c"]), [3]);
+    }
+
+    #[test]
+    fn ack_steps_cover_the_prefix_exactly() {
+        let r = ClaimRecord {
+            lease: "l".into(),
+            txns: vec!["x".into(), "b".into(), "x".into(), "d".into()],
+            ids: vec!["1".into(), "2".into(), "3".into(), "4".into()],
+            deleted: vec![],
+            released: vec![],
+        };
+        let steps = ack_steps(&r, 3);
+        assert_eq!(
+            steps,
+            [
+                AckStep {
+                    txn: "b".into(),
+                    covers: vec!["1".into(), "2".into()]
+                },
+                AckStep {
+                    txn: "x".into(),
+                    covers: vec!["3".into()]
+                },
+            ]
+        );
     }
 
     #[test]

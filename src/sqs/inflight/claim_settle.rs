@@ -106,25 +106,33 @@ async fn delete_in_claim<T: Transport>(
             release_claim(ctx, pid, lease, release).await;
             Ok(())
         }
-        Recorded::Ack {
-            txn,
-            covers,
-            release,
-        } => {
-            let r = ctx
-                .queen
-                .ack(&Ack::new(&txn, pid, lease, AckStatus::Completed))
-                .await?;
-            match r.verdict() {
-                AckVerdict::Applied => {
-                    claim_record::forget_acked(ctx, q, pid, lease, &covers).await?;
-                    release_claim(ctx, pid, lease, release).await;
-                    Ok(())
+        Recorded::Ack { steps, release } => {
+            let mut acked: Vec<String> = Vec::new();
+            let mut outcome = Ok(true);
+            for step in &steps {
+                let r = ctx
+                    .queen
+                    .ack(&Ack::new(&step.txn, pid, lease, AckStatus::Completed))
+                    .await;
+                outcome = match r.map(|r| r.verdict()) {
+                    Ok(AckVerdict::Applied) => Ok(true),
+                    // Recorded: the group's next receive acks them on its way through.
+                    Ok(AckVerdict::Stale | AckVerdict::LeaseGone) => Ok(false),
+                    Ok(AckVerdict::Failed) => Err(not_deleted()),
+                    Err(e) => Err(e.into()),
+                };
+                if outcome != Ok(true) {
+                    break;
                 }
-                // Recorded: the group's next receive acks them on its way through.
-                AckVerdict::Stale | AckVerdict::LeaseGone => Ok(()),
-                AckVerdict::Failed => Err(not_deleted()),
+                acked.extend(step.covers.iter().cloned());
             }
+            if !acked.is_empty() {
+                claim_record::forget_acked(ctx, q, pid, lease, &acked).await?;
+            }
+            if outcome? {
+                release_claim(ctx, pid, lease, release).await;
+            }
+            Ok(())
         }
     }
 }
