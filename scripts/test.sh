@@ -40,7 +40,7 @@ LANES=${QUEEN_SQS_TEST_LANES:-ports embedded engine cluster wasmtime jco gateway
 echo "== toolchain"
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
 
-echo "== the openssl CLI (host/tests/sns_signatures.rs verifies SNS signatures with it)"
+echo "== the openssl CLI (host/tests/sns_signatures.rs verifies SNS signatures with it; sns_https.rs makes its certificates)"
 if ! command -v openssl >/dev/null 2>&1; then
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null

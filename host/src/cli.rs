@@ -223,7 +223,14 @@ async fn run(args: Args) -> anyhow::Result<()> {
     {
         eprintln!("queen-sqs-host: {short}");
     }
-    let server = Server::new(loaded, env, Outgoing::new(embedded.clone()));
+    let ca_file = env
+        .iter()
+        .find(|(k, _)| k == "QUEEN_SQS_TLS_CA_FILE")
+        .map(|(_, v)| v.as_str());
+    let outgoing = Outgoing::new(embedded.clone())
+        .with_tls_ca(ca_file)
+        .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
+    let server = Server::new(loaded, env, outgoing);
     tokio::select! {
         r = serve::serve(listener, server) => r?,
         _ = shutdown_signal() => {}

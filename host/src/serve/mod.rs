@@ -14,6 +14,7 @@ mod outgoing;
 mod request_log;
 mod server;
 mod switches;
+mod tls;
 
 pub use deliveries::DeliveryLoop;
 pub use engine::{load, Loaded};

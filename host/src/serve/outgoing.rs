@@ -1,9 +1,11 @@
 //! The component's outgoing HTTP: a pooled keep-alive client, and an in-process
 //! shortcut to the embedded broker. (The stock `send_request` opens a TCP connection
-//! per call, which under load leaves thousands of sockets in TIME_WAIT.)
+//! per call, which under load leaves thousands of sockets in TIME_WAIT.) `https` URLs go
+//! through `tls`.
 
 use super::cache::{self, Cached, Hints, ResponseCache};
 use super::metrics::{outcome_of, Metrics};
+use super::tls::TlsClient;
 use crate::broker::RunningBroker;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -23,6 +25,8 @@ pub struct Outgoing {
     cache: ResponseCache,
     /// Every broker call, counted (see `metrics`).
     metrics: Arc<Metrics>,
+    /// `https` requests (subscribers, a broker behind TLS).
+    tls: TlsClient,
 }
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
@@ -44,7 +48,17 @@ impl Outgoing {
             embedded,
             cache: ResponseCache::default(),
             metrics: Arc::new(Metrics::default()),
+            tls: TlsClient::new(None).expect("the public roots alone always make a client"),
         }
+    }
+
+    /// Trusts the certificate authorities of a PEM file too for outgoing `https`
+    /// (`QUEEN_SQS_TLS_CA_FILE`); `None` keeps the public roots alone.
+    pub fn with_tls_ca(mut self, ca_file: Option<&str>) -> Result<Outgoing, String> {
+        if ca_file.is_some() {
+            self.tls = TlsClient::new(ca_file)?;
+        }
+        Ok(self)
     }
 
     /// The metrics this outgoing side counts broker calls into (the server adds requests).
@@ -158,8 +172,19 @@ impl WasiHttpHooks for Outgoing {
             });
         }
         let client = self.client.clone();
+        let tls =
+            (request.uri().scheme() == Some(&http::uri::Scheme::HTTPS)).then(|| self.tls.clone());
         Box::new(async move {
-            let answered = tokio::time::timeout(first_byte, client.request(request)).await;
+            let sent = async move {
+                match tls {
+                    Some(tls) => tls.send(request).await,
+                    None => match client.request(request).await {
+                        Ok(resp) => Ok(resp.map(|b| b.map_err(Error::from).boxed_unsync())),
+                        Err(e) => Err(map_hyper_util(e)),
+                    },
+                }
+            };
+            let answered = tokio::time::timeout(first_byte, sent).await;
             // Even when the answer is lost: the write may have landed.
             forget_again(forget_after);
             let resp = match answered {
@@ -169,13 +194,12 @@ impl WasiHttpHooks for Outgoing {
                 }
                 Ok(Err(e)) => {
                     meter.done("unreachable");
-                    return Err(map_hyper_util(e));
+                    return Err(e);
                 }
                 Ok(Ok(resp)) => resp,
             };
             meter.done(outcome_of(resp.status().as_u16()));
             let Some((k, cache, since)) = store else {
-                let resp = resp.map(|b| b.map_err(Error::from).boxed_unsync());
                 return Ok((resp, no_io()));
             };
             // A cacheable answer is small (one KV row): read it whole, keep it, serve it.

@@ -634,7 +634,13 @@ impl Endpoint {
         broker: Arc<TestBroker>,
         data_dir: PathBuf,
     ) -> Endpoint {
-        let outgoing = Outgoing::new(broker.embedded());
+        let ca_file = env
+            .iter()
+            .find(|(k, _)| k == "QUEEN_SQS_TLS_CA_FILE")
+            .map(|(_, v)| v.clone());
+        let outgoing = Outgoing::new(broker.embedded())
+            .with_tls_ca(ca_file.as_deref())
+            .expect("QUEEN_SQS_TLS_CA_FILE");
         Endpoint::serve_with(env, outgoing, broker, data_dir).await
     }
 
