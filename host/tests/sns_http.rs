@@ -389,6 +389,18 @@ async fn a_publish_is_delivered_by_another_replica_when_the_one_that_answered_is
         (0..5).map(|i| format!("m{i}")).collect::<Vec<_>>(),
         "{n:?}"
     );
+    // Counted by the replica that made them, by type and outcome (never by subscriber).
+    let (status, _, metrics) = b.raw("GET", "/metrics", &[], Vec::new()).await;
+    assert_eq!(status, 200);
+    let metrics = String::from_utf8_lossy(&metrics);
+    assert!(
+        metrics.contains("queen_sqs_sns_http_posts_total{type=\"Notification\",outcome=\"2xx\"} 5"),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("replica"),
+        "a subscriber's path in the metrics: {metrics}"
+    );
     drop(b);
 }
 

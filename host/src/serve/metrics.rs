@@ -7,6 +7,10 @@
 //!   every call the component made to Queen, by route (`push`, `pop`, `ack`, `transaction`,
 //!   `kv`, `timers`, …) and outcome (`2xx`, `4xx`, `throttled`, `5xx`, `timeout`,
 //!   `unreachable`, `cached`).
+//! - `queen_sqs_sns_http_posts_total{type,outcome}` and `queen_sqs_sns_http_post_seconds`:
+//!   the POSTs made to SNS `http`/`https` subscribers, by message type (`Notification`,
+//!   `SubscriptionConfirmation`) and outcome (`2xx`, `3xx`, `4xx`, `5xx`, `timeout`,
+//!   `unreachable`); never by subscriber, so they name nothing.
 //! - `queen_sqs_requests_in_component` and `queen_sqs_long_polls_waiting`: the slots in use.
 //! - per-queue depths of the embedded broker, read at scrape time (see `depths`).
 //!
@@ -59,6 +63,8 @@ struct State {
     request_seconds: BTreeMap<(String, String), Histogram>,
     broker_calls: BTreeMap<(String, &'static str), u64>,
     broker_seconds: BTreeMap<String, Histogram>,
+    sns_posts: BTreeMap<(&'static str, &'static str), u64>,
+    sns_post_seconds: Histogram,
 }
 
 pub struct Metrics {
@@ -76,17 +82,47 @@ impl Default for Metrics {
     }
 }
 
-/// One broker call being timed; does nothing when metrics are off.
-pub struct Meter(Option<(Arc<Metrics>, String, Instant)>);
+/// What an outgoing call is counted as.
+enum Metered {
+    /// A call to the broker, at this path.
+    Broker(String),
+    /// A POST to an SNS subscriber, of this message type.
+    SnsPost(&'static str),
+}
+
+/// One outgoing call being timed; does nothing when metrics are off.
+pub struct Meter(Option<(Arc<Metrics>, Metered, Instant)>);
 
 impl Meter {
     /// Counts the call with its outcome and the time since the meter was started.
     pub fn done(&self, outcome: &'static str) {
-        if let Some((metrics, path, started)) = &self.0 {
-            metrics.broker_call(path, outcome, started.elapsed());
+        match &self.0 {
+            Some((metrics, Metered::Broker(path), started)) => {
+                metrics.broker_call(path, outcome, started.elapsed())
+            }
+            Some((metrics, Metered::SnsPost(kind), started)) => {
+                metrics.sns_post(kind, outcome, started.elapsed())
+            }
+            None => {}
         }
     }
+
+    /// Counts an answered call by its status.
+    pub fn answered(&self, status: u16) {
+        let outcome = match &self.0 {
+            Some((_, Metered::SnsPost(_), _)) => class_of(status),
+            _ => outcome_of(status),
+        };
+        self.done(outcome);
+    }
 }
+
+/// The SNS message types a POST is counted under (anything else: `other`).
+const SNS_TYPES: [&str; 3] = [
+    "Notification",
+    "SubscriptionConfirmation",
+    "UnsubscribeConfirmation",
+];
 
 impl Metrics {
     pub fn set_on(&self, on: bool) {
@@ -99,10 +135,35 @@ impl Metrics {
 
     /// Starts timing a broker call to `path` (no clock read, no copy when metrics are off).
     pub fn meter(self: &Arc<Self>, path: &str) -> Meter {
+        Meter(self.is_on().then(|| {
+            (
+                self.clone(),
+                Metered::Broker(path.to_string()),
+                Instant::now(),
+            )
+        }))
+    }
+
+    /// Starts timing a POST to an SNS subscriber of message type `kind`.
+    pub fn meter_sns_post(self: &Arc<Self>, kind: &str) -> Meter {
+        let kind = SNS_TYPES
+            .iter()
+            .find(|t| **t == kind)
+            .copied()
+            .unwrap_or("other");
         Meter(
             self.is_on()
-                .then(|| (self.clone(), path.to_string(), Instant::now())),
+                .then(|| (self.clone(), Metered::SnsPost(kind), Instant::now())),
         )
+    }
+
+    fn sns_post(&self, kind: &'static str, outcome: &'static str, latency: Duration) {
+        if !self.is_on() {
+            return;
+        }
+        let mut s = self.lock();
+        *s.sns_posts.entry((kind, outcome)).or_default() += 1;
+        s.sns_post_seconds.observe(latency);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -182,6 +243,37 @@ impl Metrics {
                 &format!("route=\"{route}\""),
             );
         }
+        out.push_str(
+            "# HELP queen_sqs_sns_http_posts_total POSTs to SNS http/https subscribers, by message type and outcome.\n",
+        );
+        out.push_str("# TYPE queen_sqs_sns_http_posts_total counter\n");
+        for ((kind, outcome), n) in &s.sns_posts {
+            let _ = writeln!(
+                out,
+                "queen_sqs_sns_http_posts_total{{type=\"{kind}\",outcome=\"{outcome}\"}} {n}"
+            );
+        }
+        out.push_str(
+            "# HELP queen_sqs_sns_http_post_seconds Latency of POSTs to SNS subscribers.\n",
+        );
+        out.push_str("# TYPE queen_sqs_sns_http_post_seconds histogram\n");
+        if s.sns_post_seconds.count > 0 {
+            let h = &s.sns_post_seconds;
+            // No labels: rendered as `name_bucket{le=…}`.
+            for (bound, n) in BOUNDS.iter().zip(h.counts) {
+                let _ = writeln!(
+                    out,
+                    "queen_sqs_sns_http_post_seconds_bucket{{le=\"{bound}\"}} {n}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "queen_sqs_sns_http_post_seconds_bucket{{le=\"+Inf\"}} {}",
+                h.count
+            );
+            let _ = writeln!(out, "queen_sqs_sns_http_post_seconds_sum {}", h.sum);
+            let _ = writeln!(out, "queen_sqs_sns_http_post_seconds_count {}", h.count);
+        }
         out.push_str("# HELP queen_sqs_requests_in_component Requests holding a component slot.\n");
         out.push_str("# TYPE queen_sqs_requests_in_component gauge\n");
         let _ = writeln!(out, "queen_sqs_requests_in_component {in_component}");
@@ -209,6 +301,16 @@ fn route_of(path: &str) -> String {
         "other".into()
     } else {
         clean
+    }
+}
+
+/// The outcome label of a subscriber's answer: its status class.
+fn class_of(status: u16) -> &'static str {
+    match status {
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
     }
 }
 
@@ -250,6 +352,29 @@ mod tests {
         assert!(text.contains("queen_sqs_request_seconds_bucket{service=\"sqs\",action=\"SendMessage\",le=\"0.05\"} 2"));
         assert!(text
             .contains("queen_sqs_request_seconds_count{service=\"sqs\",action=\"SendMessage\"} 2"));
+    }
+
+    #[test]
+    fn sns_posts_are_counted_by_type_and_class_never_by_subscriber() {
+        let m = Arc::new(Metrics::default());
+        m.meter_sns_post("Notification").answered(204);
+        m.meter_sns_post("Notification").answered(302);
+        m.meter_sns_post("SubscriptionConfirmation")
+            .done("unreachable");
+        m.meter_sns_post("https://evil.example/{\"x\"}")
+            .answered(200);
+        let text = m.render(0, 0);
+        for line in [
+            "queen_sqs_sns_http_posts_total{type=\"Notification\",outcome=\"2xx\"} 1",
+            "queen_sqs_sns_http_posts_total{type=\"Notification\",outcome=\"3xx\"} 1",
+            "queen_sqs_sns_http_posts_total{type=\"SubscriptionConfirmation\",outcome=\"unreachable\"} 1",
+            "queen_sqs_sns_http_posts_total{type=\"other\",outcome=\"2xx\"} 1",
+            "queen_sqs_sns_http_post_seconds_count 4",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(!text.contains("evil"), "{text}");
+        assert!(!text.contains("queen_sqs_broker_calls_total{"), "{text}");
     }
 
     #[test]

@@ -119,9 +119,18 @@ impl WasiHttpHooks for Outgoing {
                 hints.cache_as.as_deref().unwrap_or(pq),
             )
         });
-        let meter = self
-            .metrics
-            .meter(request.uri().path_and_query().map_or("/", |p| p.as_str()));
+        // A POST to an SNS subscriber (it carries SNS's message type) is counted as one,
+        // never under its URL.
+        let sns_type = request
+            .headers()
+            .get("x-amz-sns-message-type")
+            .and_then(|v| v.to_str().ok());
+        let meter = match sns_type {
+            Some(kind) => self.metrics.meter_sns_post(kind),
+            None => self
+                .metrics
+                .meter(request.uri().path_and_query().map_or("/", |p| p.as_str())),
+        };
         if let (Some(k), Some(age)) = (&cache_key, hints.max_age) {
             if let Some(hit) = self.cache.get(k, age) {
                 meter.done("cached");
@@ -198,7 +207,7 @@ impl WasiHttpHooks for Outgoing {
                 }
                 Ok(Ok(resp)) => resp,
             };
-            meter.done(outcome_of(resp.status().as_u16()));
+            meter.answered(resp.status().as_u16());
             let Some((k, cache, since)) = store else {
                 return Ok((resp, no_io()));
             };
