@@ -596,3 +596,91 @@ async fn an_unsubscribed_endpoint_gets_no_more_retries() {
     tokio::time::sleep(Duration::from_millis(3500)).await;
     assert_eq!(r.got("Notification").len(), settled);
 }
+
+/// A fast policy: three retries one second apart.
+const FAST_RETRIES: &str = r#"{"healthyRetryPolicy":{"numRetries":3,"minDelayTarget":1,"maxDelayTarget":1,"backoffFunction":"linear"}}"#;
+
+/// A 3xx is not a delivery (SNS follows no redirect): the POST is retried by the policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_is_a_failed_delivery_and_is_retried() {
+    let ep = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-redirect", &[]).await;
+    subscribe_confirmed(
+        &ep,
+        &topic,
+        &r,
+        "/moved",
+        &[("DeliveryPolicy", FAST_RETRIES)],
+    )
+    .await;
+    r.answer_notifications(302, 0);
+    publish_ok(&ep, &topic, "moved away", &[], &[]).await;
+    let n = r.wait_for("Notification", 2, Duration::from_secs(20)).await;
+    assert!(n.iter().all(|x| x.status == 302), "{n:?}");
+    assert_eq!(n[1].json()["MessageId"], n[0].json()["MessageId"]);
+}
+
+/// A 2xx with a body far larger than anything read of it (8 MiB) is one delivery: the
+/// answer is judged by its status, and the POST is not made again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_answer_is_one_delivery() {
+    let ep = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-huge", &[]).await;
+    subscribe_confirmed(
+        &ep,
+        &topic,
+        &r,
+        "/huge",
+        &[("DeliveryPolicy", FAST_RETRIES)],
+    )
+    .await;
+    r.answer_notifications(200, 8 << 20);
+    publish_ok(&ep, &topic, "talkative", &[], &[]).await;
+    r.wait_for("Notification", 1, Duration::from_secs(20)).await;
+    // Past two of the policy's retry delays: nothing more.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    assert_eq!(
+        r.got("Notification").len(),
+        1,
+        "{:?}",
+        r.got("Notification")
+    );
+    // The endpoint still answers.
+    publish_ok(&ep, &topic, "again", &[], &[]).await;
+    r.wait_for("Notification", 2, Duration::from_secs(20)).await;
+}
+
+/// The delivery route with its broker unreachable answers 503 `ServiceUnavailable`, as any
+/// action does (the host's loop then pauses before it calls again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_delivery_route_answers_503_while_the_broker_is_down() {
+    let a = start().await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let env = vec![
+        (
+            "QUEEN_URL".to_string(),
+            format!("http://127.0.0.1:{closed}"),
+        ),
+        ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".into(), "0".into()),
+        ("QUEEN_SQS_DELIVERY_TOKEN".into(), "down-token-1234".into()),
+    ];
+    let b = Endpoint::serve_remote(env, a.broker.clone(), support::fresh_dir("down")).await;
+    let (status, _, body) = b
+        .raw(
+            "POST",
+            "/_queen-sqs/sns/deliveries?wait=0",
+            &[("x-queen-sqs-delivery-token", "down-token-1234")],
+            Vec::new(),
+        )
+        .await;
+    let body = String::from_utf8_lossy(&body);
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("ServiceUnavailable"), "{body}");
+}

@@ -44,6 +44,8 @@ struct ReceiverState {
     hang: Option<Duration>,
     /// TCP connections accepted (a TLS handshake that fails records no request).
     connections: usize,
+    /// How notifications are answered otherwise (default 200 and "ok").
+    notification_answer: Option<(u16, usize)>,
 }
 
 /// A subscriber: records every request, answers 200 (or 500 while told to fail).
@@ -81,6 +83,7 @@ async fn answer(
     let notification =
         headers.get("x-amz-sns-message-type").map(String::as_str) == Some("Notification");
     let hang = state.lock().unwrap().hang.filter(|_| notification);
+    let mut body_size = 0;
     let status = match hang {
         Some(d) => {
             // Recorded as it arrives (status 0: never answered in time).
@@ -96,14 +99,17 @@ async fn answer(
         }
         None => {
             let mut s = state.lock().unwrap();
-            let status = if notification && s.fail_notifications > 0 {
+            let (status, size) = if notification && s.fail_notifications > 0 {
                 if s.fail_notifications != usize::MAX {
                     s.fail_notifications -= 1;
                 }
-                500
+                (500, 0)
+            } else if notification {
+                s.notification_answer.unwrap_or((200, 0))
             } else {
-                200
+                (200, 0)
             };
+            body_size = size;
             s.got.push(Received {
                 at: Instant::now(),
                 headers,
@@ -113,9 +119,15 @@ async fn answer(
             status
         }
     };
+    let body = if body_size > 0 {
+        Bytes::from(vec![b'x'; body_size])
+    } else {
+        Bytes::from_static(b"ok")
+    };
     let resp = hyper::Response::builder()
         .status(status)
-        .body(Full::new(Bytes::from_static(b"ok")))
+        .header("location", "http://127.0.0.1:9/elsewhere")
+        .body(Full::new(body))
         .unwrap();
     Ok(resp)
 }
@@ -176,6 +188,11 @@ impl Receiver {
 
     pub fn hang(&self, d: Duration) {
         self.state.lock().unwrap().hang = Some(d);
+    }
+
+    /// Answers notifications with `status` and a body of `size` bytes from now on.
+    pub fn answer_notifications(&self, status: u16, size: usize) {
+        self.state.lock().unwrap().notification_answer = Some((status, size));
     }
 
     pub fn fail_notifications(&self, n: usize) {
