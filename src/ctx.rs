@@ -18,6 +18,9 @@ pub struct Ctx<'a, T> {
     /// The request's `X-Amzn-Trace-Id` header, which a sent message keeps as its
     /// `AWSTraceHeader` when it names none itself.
     pub trace_header: Option<String>,
+    /// The request is a call a client made (signed, or any call with authentication off),
+    /// not an unsigned link followed by a GET (a `SubscribeURL`, an `UnsubscribeURL`).
+    pub signed: bool,
 }
 
 impl<T> Ctx<'_, T> {

@@ -235,6 +235,7 @@ where
         base_url,
         request_id: &request_id,
         trace_header: trace_header(&req),
+        signed: !is_unsigned_link(&req, &rec),
     };
     let result = match rec.service {
         Service::Sqs => crate::sqs::dispatch(&ctx, rec.action, input).await,
@@ -311,6 +312,7 @@ async fn delivery_route<T, F, R>(
         base_url: base_url(&req),
         request_id,
         trace_header: None,
+        signed: false,
     };
     let param = |name: &str| {
         req.query()
@@ -388,6 +390,7 @@ where
         base_url: base_url(req),
         request_id,
         trace_header: None,
+        signed: false,
     };
     match crate::sns::signing::certificate(&ctx, req.path()).await {
         Ok(Some(pem)) => Response::new(200, "application/x-pem-file", pem.into_bytes()),

@@ -199,6 +199,16 @@ async fn a_get_of_the_subscribe_url_confirms_and_of_the_unsubscribe_url_ends_it(
     let (status, body) = get(&ep, &url).await;
     assert_eq!(status, 200, "{body}");
     let arn = tag(&body, "SubscriptionArn").unwrap();
+    // Confirmed by a link, not by a call.
+    let attrs = attributes(
+        &sns_ok(
+            &ep,
+            "GetSubscriptionAttributes",
+            &[("SubscriptionArn", &arn)],
+        )
+        .await,
+    );
+    assert_eq!(attrs["ConfirmationWasAuthenticated"], "false", "{attrs:?}");
     publish_ok(&ep, &topic, "one", &[], &[]).await;
     let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
     let unsubscribe = n[0].json()["UnsubscribeURL"].as_str().unwrap().to_string();
@@ -683,4 +693,52 @@ async fn the_delivery_route_answers_503_while_the_broker_is_down() {
     let body = String::from_utf8_lossy(&body);
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("ServiceUnavailable"), "{body}");
+}
+
+/// `ConfirmSubscription` called with `AuthenticateOnUnsubscribe=true`: the confirmation was
+/// authenticated, and the notification's `UnsubscribeURL` no longer removes the
+/// subscription (403 `AuthorizationError`); a call still does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_confirmed_to_authenticate_unsubscribes_refuses_the_unsubscribe_link() {
+    let ep = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-auth-unsub", &[]).await;
+    subscribe_http(&ep, &topic, &r.url("/guarded"), &[]).await;
+    let c = r
+        .wait_for("SubscriptionConfirmation", 1, Duration::from_secs(20))
+        .await;
+    let token = c[0].json()["Token"].as_str().unwrap().to_string();
+    let xml = sns_ok(
+        &ep,
+        "ConfirmSubscription",
+        &[
+            ("TopicArn", &topic),
+            ("Token", &token),
+            ("AuthenticateOnUnsubscribe", "true"),
+        ],
+    )
+    .await;
+    let arn = tag(&xml, "SubscriptionArn").unwrap();
+    let attrs = attributes(
+        &sns_ok(
+            &ep,
+            "GetSubscriptionAttributes",
+            &[("SubscriptionArn", &arn)],
+        )
+        .await,
+    );
+    assert_eq!(attrs["ConfirmationWasAuthenticated"], "true", "{attrs:?}");
+    publish_ok(&ep, &topic, "one", &[], &[]).await;
+    let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
+    let unsubscribe = n[0].json()["UnsubscribeURL"].as_str().unwrap().to_string();
+    let (status, body) = get(&ep, &unsubscribe).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("AuthorizationError"), "{body}");
+    publish_ok(&ep, &topic, "two", &[], &[]).await;
+    r.wait_for("Notification", 2, Duration::from_secs(20)).await;
+    // A call removes it.
+    sns_ok(&ep, "Unsubscribe", &[("SubscriptionArn", &arn)]).await;
+    publish_ok(&ep, &topic, "three", &[], &[]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(r.got("Notification").len(), 2);
 }

@@ -95,6 +95,14 @@ pub struct SubRecord {
     /// `PendingConfirmation` (an SQS subscription is confirmed when it is made).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pending: bool,
+    /// An `http`/`https` subscription confirmed by a call a client made (not by a GET of
+    /// its `SubscribeURL`): `ConfirmationWasAuthenticated`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirmed_by_call: bool,
+    /// Confirmed by such a call with `AuthenticateOnUnsubscribe=true`: only a call, never an
+    /// `UnsubscribeURL`, removes it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsubscribe_by_call_only: bool,
 }
 
 impl SubRecord {

@@ -166,10 +166,13 @@ pub fn report(cfg: &Config, s: &SubRecord) -> BTreeMap<String, String> {
     out.insert("Owner".into(), cfg.account_id.clone());
     out.insert("Protocol".into(), s.protocol.clone());
     out.insert("Endpoint".into(), s.endpoint.clone());
-    // An SQS subscription is confirmed by the signed `Subscribe`; an HTTP/S one by a token,
-    // perhaps by an unsigned GET, which this endpoint does not tell apart.
-    let authenticated = if s.is_webhook() { "false" } else { "true" };
-    out.insert("ConfirmationWasAuthenticated".into(), authenticated.into());
+    // An SQS subscription is confirmed by the signed `Subscribe`; an HTTP/S one by its
+    // token, in a call a client made or by a GET of its `SubscribeURL`.
+    let authenticated = !s.is_webhook() || s.confirmed_by_call;
+    out.insert(
+        "ConfirmationWasAuthenticated".into(),
+        authenticated.to_string(),
+    );
     out.insert(
         "SubscriptionPrincipal".into(),
         crate::sqs::naming::principal_arn(cfg),

@@ -145,6 +145,8 @@ pub async fn subscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<
             created: ctx.now_s(),
             token: None,
             pending: false,
+            confirmed_by_call: false,
+            unsubscribe_by_call_only: false,
         };
         // Rewriting the topic under its version fences a concurrent DeleteTopic: either
         // this lands first and the delete's walk sees it, or the delete wins and this fails.
@@ -206,6 +208,12 @@ pub async fn load_queue<T: Transport>(
 pub async fn unsubscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Result<Value, ApiError> {
     let (topic, id) = sub_param(ctx.cfg, &p)?;
     if let Some(s) = load_sub(ctx, topic, id).await? {
+        if s.record.unsubscribe_by_call_only && !ctx.signed {
+            return Err(ApiError::new(
+                ErrorCode::AuthorizationError,
+                "This subscription requires authentication to unsubscribe (it was confirmed with AuthenticateOnUnsubscribe).",
+            ));
+        }
         ctx.queen
             .kv_results(delete_sub_ops(&s.record))
             .await
@@ -319,6 +327,8 @@ fn new_pending<T>(
             ctx.request_id,
         )),
         pending: true,
+        confirmed_by_call: false,
+        unsubscribe_by_call_only: false,
     }
 }
 
@@ -334,6 +344,10 @@ pub async fn confirm_subscription<T: Transport>(
 ) -> Result<Value, ApiError> {
     let topic = topic_param(ctx.cfg, &p)?;
     let token = p.str("Token")?;
+    // A string in SNS's model ("true"/"false"), case-insensitive as SNS reads it.
+    let authenticate_on_unsubscribe = p
+        .opt_str("AuthenticateOnUnsubscribe")?
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     // A topic that does not exist has issued no token: `InvalidParameter`, not `NotFound`
     // (recorded: test_sns_confirm_subscription_wrong_token).
     for _ in 0..CAS_ATTEMPTS {
@@ -354,6 +368,9 @@ pub async fn confirm_subscription<T: Transport>(
         }
         let mut record = found.record.clone();
         record.pending = false;
+        // AWS: the flag counts only on a signed confirmation.
+        record.confirmed_by_call = ctx.signed;
+        record.unsubscribe_by_call_only = ctx.signed && authenticate_on_unsubscribe;
         let op = KvOp::put(
             sub_key(topic, &record.id),
             to_value(&record),
