@@ -219,8 +219,53 @@ async fn a_get_of_the_subscribe_url_confirms_and_of_the_unsubscribe_url_ends_it(
     let (status, body) = get(&ep, &unsubscribe).await;
     assert_eq!(status, 200, "{body}");
     publish_ok(&ep, &topic, "two", &[], &[]).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Removed by a link: the endpoint is told, with a link that restores it.
+    let u = r
+        .wait_for("UnsubscribeConfirmation", 1, Duration::from_secs(20))
+        .await;
+    let doc = u[0].json();
+    assert_eq!(doc["Type"], "UnsubscribeConfirmation");
+    assert_eq!(doc["TopicArn"], topic.as_str());
+    assert!(doc["Message"].as_str().unwrap().contains(&arn), "{doc}");
+    for field in [
+        "Token",
+        "SubscribeURL",
+        "Signature",
+        "SigningCertURL",
+        "MessageId",
+    ] {
+        assert!(
+            doc[field].as_str().is_some_and(|v| !v.is_empty()),
+            "{field}: {doc}"
+        );
+    }
     assert_eq!(r.got("Notification").len(), 1);
+    let listed = sns_ok(&ep, "ListSubscriptionsByTopic", &[("TopicArn", &topic)]).await;
+    assert!(tag(&listed, "SubscriptionArn").is_none(), "{listed}");
+    let (status, body) = get(&ep, doc["SubscribeURL"].as_str().unwrap()).await;
+    assert_eq!(status, 200, "{body}");
+    // Restored under a new ARN: "two", published while it was removed, is never delivered.
+    let restored = tag(&body, "SubscriptionArn").unwrap();
+    assert!(
+        restored.starts_with(&format!("{topic}:")) && restored != arn,
+        "{restored}"
+    );
+    publish_ok(&ep, &topic, "three", &[], &[]).await;
+    let n = r.wait_for("Notification", 2, Duration::from_secs(20)).await;
+    assert_eq!(n[1].json()["Message"], "three");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        r.got("Notification").len(),
+        2,
+        "{:?}",
+        r.got("Notification")
+    );
+    // Followed again, the link answers the restored subscription.
+    let (status, _) = get(&ep, doc["SubscribeURL"].as_str().unwrap()).await;
+    assert_eq!(
+        status, 200,
+        "the restored subscription confirms again as itself"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -542,6 +587,14 @@ async fn hostile_subscriptions_and_confirmations_are_refused_with_a_4xx() {
     )
     .await;
     assert_eq!((status, code.as_str()), (400, "InvalidParameter"));
+    // Shaped like a token, issued by nobody (no subscription, no removed one).
+    let (status, code, _) = sns_err(
+        &ep,
+        "ConfirmSubscription",
+        &[("TopicArn", &topic), ("Token", &"a".repeat(64))],
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (400, "InvalidParameter"));
     let missing = topic.replace("hooks-hostile", "hooks-missing");
     // A topic that does not exist issued no token, as SNS answers it.
     let (status, code, msg) = sns_err(
@@ -741,4 +794,6 @@ async fn a_subscription_confirmed_to_authenticate_unsubscribes_refuses_the_unsub
     publish_ok(&ep, &topic, "three", &[], &[]).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(r.got("Notification").len(), 2);
+    // The owner's own call: no UnsubscribeConfirmation.
+    assert!(r.got("UnsubscribeConfirmation").is_empty());
 }

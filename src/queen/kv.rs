@@ -150,7 +150,7 @@ const MAX_INVALIDATED_PATHS: usize = 16;
 /// and the reads kept under it ([`Queen::kv_prefix_cached`], [`Queen::kv_get_many_cached`]).
 /// So each written key's parent prefix (up to its last `:`) is named, and the key itself
 /// only when it is its prefix's one written key: a receive's ten count keys are one path.
-fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
+pub(super) fn invalidations(ops: &[KvOp]) -> Option<(&'static str, String)> {
     let written: Vec<&str> = ops
         .iter()
         .filter(|o| !matches!(o.op, "get" | "getMany" | "getPrefix"))

@@ -122,8 +122,11 @@ impl<T: Transport> Queen<'_, T> {
             #[serde(default)]
             results: Vec<TxnResult>,
         }
+        // Its key/value writes make the host forget what they change, as `kv`'s do, so this
+        // replica reads them at once (a subscription restored, then a publish to it).
+        let headers = super::kv::invalidations(&txn.kv).into_iter().collect();
         let a: Answer = self
-            .json("POST", "/api/v1/transaction".into(), Some(&body))
+            .json_with("POST", "/api/v1/transaction".into(), Some(&body), headers)
             .await?;
         if !a.success {
             return Ok(TxnOutcome::RolledBack {

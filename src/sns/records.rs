@@ -36,6 +36,12 @@ pub fn sub_key(topic: &str, id: &str) -> String {
     format!("{SUB_PREFIX}{topic}:{id}")
 }
 
+/// A subscription an `UnsubscribeURL` removed, kept under its token for as long as the
+/// `UnsubscribeConfirmation`'s `SubscribeURL` may restore it.
+pub fn gone_key(topic: &str, token: &str) -> String {
+    format!("qs:sns:gone:{topic}:{token}")
+}
+
 pub fn endpoint_key(topic: &str, protocol: &str, endpoint: &str) -> String {
     let digest = sha256_hex(format!("{protocol}\n{endpoint}").as_bytes());
     format!("qs:sx:{topic}:{digest}")

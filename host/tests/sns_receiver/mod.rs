@@ -83,7 +83,7 @@ async fn answer(
     let notification =
         headers.get("x-amz-sns-message-type").map(String::as_str) == Some("Notification");
     let hang = state.lock().unwrap().hang.filter(|_| notification);
-    let mut body_size = 0;
+    let body_size;
     let status = match hang {
         Some(d) => {
             // Recorded as it arrives (status 0: never answered in time).

@@ -218,6 +218,7 @@ pub async fn deliver<T: Transport>(
                 message_id: message_id.to_string(),
                 body,
                 raw: t.sub.raw(),
+                gone: None,
             };
             txn.pushes.push(job.push(&key));
             continue;

@@ -10,7 +10,7 @@
 use super::outbox::{Job, Kind};
 use crate::ctx::Ctx;
 use crate::http::Transport;
-use crate::sns::arn::{mint_uuid, topic_arn};
+use crate::sns::arn::{mint_uuid, subscription_arn, topic_arn};
 use crate::sns::publish::iso8601_ms;
 use crate::sns::records::SubRecord;
 use crate::sns::signing::{self, Version};
@@ -25,6 +25,12 @@ pub fn mint_token(handle_secret: &[u8], request_id: &str) -> String {
     h.update(b"\0sns-confirmation-token\0");
     h.update(request_id.as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `token` has the shape of one [`mint_token`] makes (anything else was never
+/// issued, and is not looked up).
+pub fn is_token_shaped(token: &str) -> bool {
+    token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Constant-time comparison: how many leading characters of a token match is not told.
@@ -63,12 +69,55 @@ pub async fn confirmation<T: Transport>(
     sub: &SubRecord,
     signature_version: Option<&str>,
 ) -> Result<Job, ApiError> {
-    let token = sub.token.clone().unwrap_or_default();
     let arn = topic_arn(ctx.cfg, &sub.topic);
-    let message_id = mint_uuid(&format!("{}/confirmation", ctx.request_id));
     let message = format!(
         "You have chosen to subscribe to the topic {arn}.\nTo confirm the subscription, visit the SubscribeURL included in this message."
     );
+    signed_link(
+        ctx,
+        sub,
+        signature_version,
+        Kind::SubscriptionConfirmation,
+        message,
+    )
+    .await
+}
+
+/// The `UnsubscribeConfirmation` SNS sends when a subscription is removed by a GET of its
+/// `UnsubscribeURL` (someone other than its owner may have followed it): its `SubscribeURL`
+/// restores the subscription (`restore`). Carries the removed subscription.
+pub async fn unsubscribed<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    sub: &SubRecord,
+    signature_version: Option<&str>,
+) -> Result<Job, ApiError> {
+    let arn = subscription_arn(ctx.cfg, &sub.topic, &sub.id);
+    let message = format!(
+        "You have chosen to deactivate subscription {arn}.\nTo cancel this operation and restore the subscription, visit the SubscribeURL included in this message."
+    );
+    let mut job = signed_link(
+        ctx,
+        sub,
+        signature_version,
+        Kind::UnsubscribeConfirmation,
+        message,
+    )
+    .await?;
+    job.gone = Some(sub.clone());
+    Ok(job)
+}
+
+/// A signed document of `kind` carrying the subscription's token and its `SubscribeURL`.
+async fn signed_link<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    sub: &SubRecord,
+    signature_version: Option<&str>,
+    kind: Kind,
+    message: String,
+) -> Result<Job, ApiError> {
+    let token = sub.token.clone().unwrap_or_default();
+    let arn = topic_arn(ctx.cfg, &sub.topic);
+    let message_id = mint_uuid(&format!("{}/{}", ctx.request_id, kind.as_str()));
     let url = subscribe_url(&ctx.base_url, &arn, &token);
     let timestamp = iso8601_ms(ctx.now_ms);
     let version = Version::of(signature_version);
@@ -79,13 +128,13 @@ pub async fn confirmation<T: Transport>(
         ("Timestamp", Some(&timestamp)),
         ("Token", Some(&token)),
         ("TopicArn", Some(&arn)),
-        ("Type", Some(Kind::SubscriptionConfirmation.as_str())),
+        ("Type", Some(kind.as_str())),
     ]);
     let mut signer = signing::signer(ctx).await?;
     let signature = signer.sign(version, &canonical)?;
     let cert_url = signer.cert_url(&ctx.base_url);
     let doc = ordered_object(&[
-        ("Type", Kind::SubscriptionConfirmation.as_str()),
+        ("Type", kind.as_str()),
         ("MessageId", &message_id),
         ("Token", &token),
         ("TopicArn", &arn),
@@ -97,12 +146,13 @@ pub async fn confirmation<T: Transport>(
         ("SigningCertURL", &cert_url),
     ]);
     Ok(Job {
-        kind: Kind::SubscriptionConfirmation,
+        kind,
         topic: sub.topic.clone(),
         sub: sub.id.clone(),
         message_id,
         body: doc,
         raw: false,
+        gone: None,
     })
 }
 

@@ -8,6 +8,7 @@ use crate::http::Transport;
 use crate::model::Envelope;
 use crate::queen::PushItem;
 use crate::sns::errors::broker;
+use crate::sns::records::SubRecord;
 use crate::sqs::lanes::push_item;
 use crate::sqs::registry::QueueRecord;
 use crate::wire::ApiError;
@@ -60,6 +61,7 @@ pub async fn ensure<T: Transport>(ctx: &Ctx<'_, T>) -> Result<(), ApiError> {
 pub enum Kind {
     Notification,
     SubscriptionConfirmation,
+    UnsubscribeConfirmation,
 }
 
 impl Kind {
@@ -68,6 +70,7 @@ impl Kind {
         match self {
             Kind::Notification => "Notification",
             Kind::SubscriptionConfirmation => "SubscriptionConfirmation",
+            Kind::UnsubscribeConfirmation => "UnsubscribeConfirmation",
         }
     }
 }
@@ -85,6 +88,10 @@ pub struct Job {
     /// delivery is raw.
     pub body: String,
     pub raw: bool,
+    /// The subscription as it was when an `UnsubscribeURL` removed it: an
+    /// `UnsubscribeConfirmation` goes to an endpoint no record names any more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gone: Option<SubRecord>,
 }
 
 impl Job {

@@ -115,12 +115,17 @@ async fn post_and_settle<T: Transport>(
     let Some(job) = Job::read(&d.envelope) else {
         return drop_it(ctx, q, &d).await;
     };
-    let sub = load_sub(ctx, &job.topic, &job.sub).await?.map(|v| v.record);
+    let sub = match &job.gone {
+        // Removed already: the endpoint it had is the one told.
+        Some(gone) if job.kind == Kind::UnsubscribeConfirmation => Some(gone.clone()),
+        _ => load_sub(ctx, &job.topic, &job.sub).await?.map(|v| v.record),
+    };
     let wanted = sub.filter(|s| {
         s.is_webhook()
             && match job.kind {
                 Kind::Notification => !s.pending,
                 Kind::SubscriptionConfirmation => s.pending,
+                Kind::UnsubscribeConfirmation => true,
             }
     });
     let Some(sub) = wanted else {
