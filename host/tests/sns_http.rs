@@ -797,3 +797,46 @@ async fn a_subscription_confirmed_to_authenticate_unsubscribes_refuses_the_unsub
     // The owner's own call: no UnsubscribeConfirmation.
     assert!(r.got("UnsubscribeConfirmation").is_empty());
 }
+
+/// `throttlePolicy.maxReceivesPerSecond`: at most that many notifications a second (the
+/// rest wait, and are not counted as attempts: with no retries allowed, none is lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_gets_no_more_notifications_a_second_than_its_throttle_policy_allows() {
+    let ep = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-paced", &[]).await;
+    let policy =
+        r#"{"throttlePolicy":{"maxReceivesPerSecond":1},"healthyRetryPolicy":{"numRetries":0}}"#;
+    subscribe_confirmed(&ep, &topic, &r, "/paced", &[("DeliveryPolicy", policy)]).await;
+    for i in 0..4 {
+        publish_ok(&ep, &topic, &format!("p{i}"), &[], &[]).await;
+    }
+    let n = r.wait_for("Notification", 4, Duration::from_secs(30)).await;
+    let span = n[3].at - n[0].at;
+    assert!(
+        span >= Duration::from_millis(2000),
+        "4 notifications in {span:?}"
+    );
+    let mut got: Vec<String> = n
+        .iter()
+        .map(|x| x.json()["Message"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, ["p0", "p1", "p2", "p3"]);
+}
+
+/// `requestPolicy.headerContentType` sets the POSTs' `Content-Type`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_policy_sets_the_content_type() {
+    let ep = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&ep, "hooks-json", &[]).await;
+    let policy = r#"{"requestPolicy":{"headerContentType":"application/json"}}"#;
+    subscribe_confirmed(&ep, &topic, &r, "/json", &[("DeliveryPolicy", policy)]).await;
+    publish_ok(&ep, &topic, "typed", &[], &[]).await;
+    let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
+    assert_eq!(
+        n[0].headers.get("content-type").map(String::as_str),
+        Some("application/json")
+    );
+}

@@ -178,6 +178,26 @@ pub async fn subs_of<T: Transport>(
     Ok(rows.into_iter().filter_map(decode).collect())
 }
 
+/// A topic's record as the message path reads it: one a host cache may answer, up to
+/// `QUEEN_SQS_REGISTRY_CACHE_MS` old (a miss is asked of the broker again).
+pub async fn topic_recent<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+) -> Result<Option<TopicRecord>, ApiError> {
+    let key = topic_key(topic);
+    let cached = ctx
+        .queen
+        .kv_get_cached(&key, ctx.cfg.registry_cache_ms)
+        .await
+        .map_err(broker)?;
+    let row = match cached {
+        Some(row) => Some(row),
+        None if ctx.cfg.registry_cache_ms > 0 => ctx.queen.kv_get(&key).await.map_err(broker)?,
+        None => None,
+    };
+    Ok(row.and_then(decode::<TopicRecord>).map(|v| v.record))
+}
+
 /// AWS's default quota is 12.5 million; a fan-out this wide is not one transaction.
 pub const MAX_SUBS_PER_TOPIC: usize = 10_000;
 

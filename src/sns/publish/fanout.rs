@@ -11,7 +11,7 @@ use crate::sns::arn::{subscription_arn, topic_arn};
 use crate::sns::errors::{broker, internal, topic_not_found};
 use crate::sns::filter::FilterPolicy;
 use crate::sns::records::{
-    decode, dedup_key, subs_prefix, topic_key, SubRecord, TopicRecord, MAX_SUBS_PER_TOPIC,
+    decode, dedup_key, subs_prefix, topic_recent, SubRecord, TopicRecord, MAX_SUBS_PER_TOPIC,
 };
 use crate::sns::signing;
 use crate::sns::sub_attrs;
@@ -47,7 +47,9 @@ pub async fn targets<T: Transport>(
     ctx: &Ctx<'_, T>,
     topic: &str,
 ) -> Result<(TopicRecord, Vec<Target>), ApiError> {
-    let record = topic_recent(ctx, topic).await?;
+    let record = topic_recent(ctx, topic)
+        .await?
+        .ok_or_else(topic_not_found)?;
     let prefix = subs_prefix(topic);
     let (mut rows, mut page) = ctx
         .queen
@@ -360,27 +362,6 @@ async fn deliver_past_a_subscriber_duplicate<T: Transport>(
         return Err(broker(e));
     }
     Ok(Outcome::Delivered)
-}
-
-/// The topic's record, read as [`targets`] reads (a miss asked again of the broker).
-async fn topic_recent<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    topic: &str,
-) -> Result<TopicRecord, ApiError> {
-    let key = topic_key(topic);
-    let cached = ctx
-        .queen
-        .kv_get_cached(&key, ctx.cfg.registry_cache_ms)
-        .await
-        .map_err(broker)?;
-    let row = match cached {
-        Some(row) => Some(row),
-        None if ctx.cfg.registry_cache_ms > 0 => ctx.queen.kv_get(&key).await.map_err(broker)?,
-        None => None,
-    };
-    row.and_then(decode::<TopicRecord>)
-        .map(|v| v.record)
-        .ok_or_else(topic_not_found)
 }
 
 /// The records of the named queues that exist, read together; a name missing from a cached

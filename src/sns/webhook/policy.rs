@@ -9,7 +9,11 @@
 //! three retries 20 s apart. The backoff curves are this endpoint's reading of the four
 //! names (AWS publishes their shapes as a chart, not as formulas): `linear` steps evenly,
 //! `arithmetic` rises with the square of the step, `geometric` and `exponential` by a
-//! constant factor. `throttlePolicy` is not applied (docs/divergences.md).
+//! constant factor.
+//!
+//! The same documents give the POSTs' pace and header: `throttlePolicy.maxReceivesPerSecond`
+//! (the topic's `http.defaultThrottlePolicy`) and `requestPolicy.headerContentType` (the
+//! topic's `http.defaultRequestPolicy`), chosen the same way.
 
 use serde_json::Value;
 
@@ -51,26 +55,76 @@ impl Default for RetryPolicy {
     }
 }
 
+/// One part of the policy in force for a subscription: the subscription's `part` unless
+/// the topic's `http.disableSubscriptionOverrides` is true, else the topic's `http.<default>`.
+fn part_in_force(
+    topic: Option<&str>,
+    subscription: Option<&str>,
+    part: &str,
+    default: &str,
+) -> Option<Value> {
+    let topic: Option<Value> = topic.and_then(|t| serde_json::from_str(t).ok());
+    let http = topic.as_ref().and_then(|t| t.get("http"));
+    let overrides_off = http
+        .and_then(|h| h.get("disableSubscriptionOverrides"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let from_sub = subscription
+        .filter(|_| !overrides_off)
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|s| s.get(part).cloned());
+    from_sub.or_else(|| http.and_then(|h| h.get(default)).cloned())
+}
+
+/// The most POSTs a second a subscription takes, if its policy says
+/// (`maxReceivesPerSecond`, at least 1).
+pub fn max_per_second(topic: Option<&str>, subscription: Option<&str>) -> Option<u32> {
+    let doc = part_in_force(
+        topic,
+        subscription,
+        "throttlePolicy",
+        "defaultThrottlePolicy",
+    )?;
+    let v = doc.get("maxReceivesPerSecond")?;
+    let n = v.as_u64().or_else(|| v.as_str()?.parse().ok())?;
+    Some(n.clamp(1, u64::from(u32::MAX)) as u32)
+}
+
+/// The media types SNS lets `headerContentType` name.
+const CONTENT_TYPES: [&str; 7] = [
+    "application/json",
+    "application/xml",
+    "text/css",
+    "text/csv",
+    "text/html",
+    "text/plain",
+    "text/xml",
+];
+
+/// The `Content-Type` the POSTs carry: the policy's `headerContentType` when it names one
+/// of SNS's media types (with parameters, such as a charset), else SNS's default.
+pub fn content_type(topic: Option<&str>, subscription: Option<&str>) -> String {
+    let chosen = part_in_force(topic, subscription, "requestPolicy", "defaultRequestPolicy")
+        .and_then(|d| d.get("headerContentType")?.as_str().map(str::to_string))
+        .filter(|t| {
+            let media = t.split(';').next().unwrap_or("").trim();
+            CONTENT_TYPES.contains(&media.to_ascii_lowercase().as_str())
+                && !t.chars().any(|c| c.is_control())
+        });
+    chosen.unwrap_or_else(|| "text/plain; charset=UTF-8".to_string())
+}
+
 impl RetryPolicy {
     /// The policy in force for a subscription, from the two `DeliveryPolicy` documents.
     pub fn effective(topic: Option<&str>, subscription: Option<&str>) -> RetryPolicy {
-        let topic: Option<Value> = topic.and_then(|t| serde_json::from_str(t).ok());
-        let http = topic.as_ref().and_then(|t| t.get("http"));
-        let overrides_off = http
-            .and_then(|h| h.get("disableSubscriptionOverrides"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let from_sub = subscription
-            .filter(|_| !overrides_off)
-            .and_then(|s| serde_json::from_str::<Value>(s).ok())
-            .and_then(|s| s.get("healthyRetryPolicy").cloned());
-        let from_topic = http
-            .and_then(|h| h.get("defaultHealthyRetryPolicy"))
-            .cloned();
-        from_sub
-            .or(from_topic)
-            .map(|doc| RetryPolicy::read(&doc))
-            .unwrap_or_default()
+        part_in_force(
+            topic,
+            subscription,
+            "healthyRetryPolicy",
+            "defaultHealthyRetryPolicy",
+        )
+        .map(|doc| RetryPolicy::read(&doc))
+        .unwrap_or_default()
     }
 
     /// A `healthyRetryPolicy` object; a field missing or out of SNS's bounds takes the
@@ -188,6 +242,29 @@ mod tests {
             vec![1; 5]
         );
         assert_eq!(delays(&RetryPolicy::effective(Some(&open), None)), vec![5]);
+    }
+
+    #[test]
+    fn the_pace_and_the_content_type_come_from_the_policy_in_force() {
+        let sub = r#"{"throttlePolicy":{"maxReceivesPerSecond":3},"requestPolicy":{"headerContentType":"application/json; charset=UTF-8"}}"#;
+        assert_eq!(max_per_second(None, Some(sub)), Some(3));
+        assert_eq!(
+            content_type(None, Some(sub)),
+            "application/json; charset=UTF-8"
+        );
+        assert_eq!(max_per_second(None, None), None);
+        assert_eq!(content_type(None, None), "text/plain; charset=UTF-8");
+        let topic = r#"{"http":{"defaultThrottlePolicy":{"maxReceivesPerSecond":0},"defaultRequestPolicy":{"headerContentType":"text/xml"},"disableSubscriptionOverrides":true}}"#;
+        assert_eq!(max_per_second(Some(topic), Some(sub)), Some(1));
+        assert_eq!(content_type(Some(topic), Some(sub)), "text/xml");
+        // Not one of SNS's media types, or a header injection: the default.
+        let odd = r#"{"requestPolicy":{"headerContentType":"image/png"}}"#;
+        assert_eq!(content_type(None, Some(odd)), "text/plain; charset=UTF-8");
+        let hostile = "{\"requestPolicy\":{\"headerContentType\":\"text/plain\\r\\nX: 1\"}}";
+        assert_eq!(
+            content_type(None, Some(hostile)),
+            "text/plain; charset=UTF-8"
+        );
     }
 
     #[test]

@@ -6,17 +6,24 @@
 //! one, and is dropped otherwise. A POST whose subscription is gone, or a notification
 //! for one still pending, is dropped, as SNS delivers nothing to either.
 //!
+//! A subscription whose policy sets `maxReceivesPerSecond` gets at most that many
+//! notifications a second, counted in the broker's KV across replicas (one counter per
+//! subscription and second); a POST over the pace waits a second and is not counted as an
+//! attempt (its deferrals are counted beside it).
+//!
 //! A worker that dies mid-POST settles nothing: the POST is taken again once its
 //! visibility ([`TAKE_VISIBILITY_S`]) ends. So delivery is at least once, as SNS's is.
 
 use super::endpoint;
 use super::outbox::{self, Job, Kind};
-use super::policy::RetryPolicy;
+use super::policy::{self, RetryPolicy};
 use crate::ctx::Ctx;
 use crate::http::{OutsideRequest, Transport};
 use crate::model::Envelope;
+use crate::queen::KvOp;
 use crate::sns::arn::{subscription_arn, topic_arn};
-use crate::sns::records::{load_sub, load_topic, SubRecord};
+use crate::sns::errors::broker;
+use crate::sns::records::{load_sub, topic_recent, SubRecord};
 use crate::sqs::inflight::{self, Asked, Delivery};
 use crate::sqs::lanes::{message_key, push_item};
 use crate::sqs::naming::name_from_arn;
@@ -39,6 +46,8 @@ pub const MAX_WAIT_S: u64 = 5;
 pub struct Worked {
     pub delivered: u32,
     pub retrying: u32,
+    /// Held back a second by the subscription's `maxReceivesPerSecond`.
+    pub paced: u32,
     pub dead_lettered: u32,
     pub dropped: u32,
     /// POSTs made whose settling failed (the broker): each is taken again later.
@@ -55,6 +64,7 @@ impl Worked {
 enum Settled {
     Delivered,
     Retrying,
+    Paced,
     DeadLettered,
     Dropped,
 }
@@ -99,6 +109,7 @@ pub async fn make<T: Transport>(ctx: &Ctx<'_, T>, taken: Taken) -> Worked {
         match s {
             Ok(Settled::Delivered) => worked.delivered += 1,
             Ok(Settled::Retrying) => worked.retrying += 1,
+            Ok(Settled::Paced) => worked.paced += 1,
             Ok(Settled::DeadLettered) => worked.dead_lettered += 1,
             Ok(Settled::Dropped) => worked.dropped += 1,
             Err(_) => worked.unsettled += 1,
@@ -131,16 +142,26 @@ async fn post_and_settle<T: Transport>(
     let Some(sub) = wanted else {
         return drop_it(ctx, q, &d).await;
     };
-    if post(ctx, &sub, &job).await {
+    let topic = topic_recent(ctx, &job.topic).await?;
+    let topic_policy = topic.as_ref().and_then(|t| t.attr("DeliveryPolicy"));
+    let sub_policy = sub.attr("DeliveryPolicy");
+    let mut deferrals = 0;
+    if let Some(rate) =
+        policy::max_per_second(topic_policy, sub_policy).filter(|_| job.kind == Kind::Notification)
+    {
+        match pace(ctx, &sub, &d, rate).await? {
+            Pace::Go { deferred } => deferrals = deferred,
+            Pace::Wait => return wait_a_second(ctx, q, &d).await,
+        }
+    }
+    let content_type = policy::content_type(topic_policy, sub_policy);
+    if post(ctx, &sub, &job, content_type).await {
         inflight::delete(ctx, q, std::slice::from_ref(&d.handle)).await?;
         return Ok(Settled::Delivered);
     }
-    let topic = load_topic(ctx, &job.topic).await?;
-    let policy = RetryPolicy::effective(
-        topic.as_ref().and_then(|t| t.record.attr("DeliveryPolicy")),
-        sub.attr("DeliveryPolicy"),
-    );
-    if let Some(delay) = policy.delay_before(d.count) {
+    let policy = RetryPolicy::effective(topic_policy, sub_policy);
+    // Receives of this POST that were held back by the pace are not attempts.
+    if let Some(delay) = policy.delay_before(d.count.saturating_sub(deferrals)) {
         let changed = inflight::change(ctx, q, &[(d.handle.clone(), u64::from(delay))]).await;
         return match changed.into_iter().next() {
             Some(Err(e)) => Err(e),
@@ -156,6 +177,65 @@ async fn post_and_settle<T: Transport>(
     })
 }
 
+/// Whether a POST may be made within its subscription's pace.
+enum Pace {
+    /// Within it; the POST was held back `deferred` times before.
+    Go {
+        deferred: u32,
+    },
+    Wait,
+}
+
+/// The subscription's counter for this second, raised if it stays within `rate` (and the
+/// POST's deferrals, read in the same call).
+async fn pace<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    sub: &SubRecord,
+    d: &Delivery,
+    rate: u32,
+) -> Result<Pace, ApiError> {
+    let second = ctx.now_ms.div_euclid(1000);
+    let ops = vec![
+        KvOp::incr(rate_key(sub, second), 1, Some(i64::from(rate)), 2),
+        KvOp::get(deferrals_key(d)),
+    ];
+    let r = ctx.queen.kv_results(ops).await.map_err(broker)?;
+    if !r.first().is_some_and(|r| r.applied()) {
+        return Ok(Pace::Wait);
+    }
+    let deferred = r
+        .get(1)
+        .and_then(|r| r.row())
+        .and_then(|row| row.value.as_u64())
+        .unwrap_or(0);
+    Ok(Pace::Go {
+        deferred: deferred.min(u64::from(u32::MAX)) as u32,
+    })
+}
+
+fn rate_key(sub: &SubRecord, second: i64) -> String {
+    format!("qs:sns:pace:{}:{}:{second}", sub.topic, sub.id)
+}
+
+fn deferrals_key(d: &Delivery) -> String {
+    format!("qs:sns:paced:{}", d.message_id)
+}
+
+/// Over the pace: counted as a deferral and shown again in a second.
+async fn wait_a_second<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    d: &Delivery,
+) -> Result<Settled, ApiError> {
+    let count = KvOp::incr(deferrals_key(d), 1, None, q.retention_seconds());
+    ctx.queen.kv_results(vec![count]).await.map_err(broker)?;
+    let changed = inflight::change(ctx, q, &[(d.handle.clone(), 1)]).await;
+    match changed.into_iter().next() {
+        Some(Err(e)) => Err(e),
+        _ => Ok(Settled::Paced),
+    }
+}
+
 async fn drop_it<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
@@ -167,14 +247,19 @@ async fn drop_it<T: Transport>(
 
 /// Makes the POST; true when the subscriber answered 2xx in time. A host no longer
 /// allowed (the operator narrowed the list since the subscription was made) is not called.
-async fn post<T: Transport>(ctx: &Ctx<'_, T>, sub: &SubRecord, job: &Job) -> bool {
+async fn post<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    sub: &SubRecord,
+    job: &Job,
+    content_type: String,
+) -> bool {
     let allowed = endpoint::host_of(&sub.endpoint, &sub.protocol)
         .is_some_and(|host| endpoint::allowed(ctx.cfg, &host));
     if !allowed {
         return false;
     }
     let mut headers = vec![
-        ("content-type", "text/plain; charset=UTF-8".to_string()),
+        ("content-type", content_type),
         ("x-amz-sns-message-type", job.kind.as_str().to_string()),
         ("x-amz-sns-message-id", job.message_id.clone()),
         ("x-amz-sns-topic-arn", topic_arn(ctx.cfg, &job.topic)),
