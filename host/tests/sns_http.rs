@@ -66,6 +66,12 @@ async fn start() -> Endpoint {
     .await
 }
 
+/// The subscription's `ConfirmationWasAuthenticated`.
+async fn confirmation_was_authenticated(ep: &Endpoint, arn: &str) -> String {
+    let xml = sns_ok(ep, "GetSubscriptionAttributes", &[("SubscriptionArn", arn)]).await;
+    attributes(&xml)["ConfirmationWasAuthenticated"].clone()
+}
+
 /// GET of a URL on `ep` with no credentials: (status, body).
 async fn get(ep: &Endpoint, url: &str) -> (u16, String) {
     let path = url.strip_prefix(&ep.url).unwrap_or(url);
@@ -200,15 +206,7 @@ async fn a_get_of_the_subscribe_url_confirms_and_of_the_unsubscribe_url_ends_it(
     assert_eq!(status, 200, "{body}");
     let arn = tag(&body, "SubscriptionArn").unwrap();
     // Confirmed by a link, not by a call.
-    let attrs = attributes(
-        &sns_ok(
-            &ep,
-            "GetSubscriptionAttributes",
-            &[("SubscriptionArn", &arn)],
-        )
-        .await,
-    );
-    assert_eq!(attrs["ConfirmationWasAuthenticated"], "false", "{attrs:?}");
+    assert_eq!(confirmation_was_authenticated(&ep, &arn).await, "false");
     publish_ok(&ep, &topic, "one", &[], &[]).await;
     let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
     let unsubscribe = n[0].json()["UnsubscribeURL"].as_str().unwrap().to_string();
@@ -772,15 +770,7 @@ async fn a_subscription_confirmed_to_authenticate_unsubscribes_refuses_the_unsub
     )
     .await;
     let arn = tag(&xml, "SubscriptionArn").unwrap();
-    let attrs = attributes(
-        &sns_ok(
-            &ep,
-            "GetSubscriptionAttributes",
-            &[("SubscriptionArn", &arn)],
-        )
-        .await,
-    );
-    assert_eq!(attrs["ConfirmationWasAuthenticated"], "true", "{attrs:?}");
+    assert_eq!(confirmation_was_authenticated(&ep, &arn).await, "true");
     publish_ok(&ep, &topic, "one", &[], &[]).await;
     let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
     let unsubscribe = n[0].json()["UnsubscribeURL"].as_str().unwrap().to_string();

@@ -47,13 +47,19 @@ impl Histogram {
         self.sum += s;
     }
 
+    /// `labels` may be empty (a histogram of no labels).
     fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let (lead, whole) = if labels.is_empty() {
+            (String::new(), String::new())
+        } else {
+            (format!("{labels},"), format!("{{{labels}}}"))
+        };
         for (bound, n) in BOUNDS.iter().zip(self.counts) {
-            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{bound}\"}} {n}");
+            let _ = writeln!(out, "{name}_bucket{{{lead}le=\"{bound}\"}} {n}");
         }
-        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", self.count);
-        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", self.sum);
-        let _ = writeln!(out, "{name}_count{{{labels}}} {}", self.count);
+        let _ = writeln!(out, "{name}_bucket{{{lead}le=\"+Inf\"}} {}", self.count);
+        let _ = writeln!(out, "{name}_sum{whole} {}", self.sum);
+        let _ = writeln!(out, "{name}_count{whole} {}", self.count);
     }
 }
 
@@ -258,21 +264,8 @@ impl Metrics {
         );
         out.push_str("# TYPE queen_sqs_sns_http_post_seconds histogram\n");
         if s.sns_post_seconds.count > 0 {
-            let h = &s.sns_post_seconds;
-            // No labels: rendered as `name_bucket{le=…}`.
-            for (bound, n) in BOUNDS.iter().zip(h.counts) {
-                let _ = writeln!(
-                    out,
-                    "queen_sqs_sns_http_post_seconds_bucket{{le=\"{bound}\"}} {n}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "queen_sqs_sns_http_post_seconds_bucket{{le=\"+Inf\"}} {}",
-                h.count
-            );
-            let _ = writeln!(out, "queen_sqs_sns_http_post_seconds_sum {}", h.sum);
-            let _ = writeln!(out, "queen_sqs_sns_http_post_seconds_count {}", h.count);
+            s.sns_post_seconds
+                .render(&mut out, "queen_sqs_sns_http_post_seconds", "");
         }
         out.push_str("# HELP queen_sqs_requests_in_component Requests holding a component slot.\n");
         out.push_str("# TYPE queen_sqs_requests_in_component gauge\n");
