@@ -165,6 +165,29 @@ pub async fn load_sub<T: Transport>(
     Ok(row.and_then(decode))
 }
 
+/// A subscription's record as the delivery path reads it: one a host cache may answer, up
+/// to `QUEEN_SQS_REGISTRY_CACHE_MS` old, as the fan-out reads a topic's subscriptions (this
+/// replica's own writes forget it at once; another's are seen within that bound). A miss is
+/// asked of the broker again: a subscription made since is never taken for a gone one.
+pub async fn sub_recent<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    topic: &str,
+    id: &str,
+) -> Result<Option<SubRecord>, ApiError> {
+    let key = sub_key(topic, id);
+    let cached = ctx
+        .queen
+        .kv_get_cached(&key, ctx.cfg.registry_cache_ms)
+        .await
+        .map_err(broker)?;
+    let row = match cached {
+        Some(row) => Some(row),
+        None if ctx.cfg.registry_cache_ms > 0 => ctx.queen.kv_get(&key).await.map_err(broker)?,
+        None => None,
+    };
+    Ok(row.and_then(decode::<SubRecord>).map(|v| v.record))
+}
+
 /// Every subscription of a topic (a topic's fan-out is small next to the cap).
 pub async fn subs_of<T: Transport>(
     ctx: &Ctx<'_, T>,

@@ -23,7 +23,7 @@ use crate::model::Envelope;
 use crate::queen::KvOp;
 use crate::sns::arn::{subscription_arn, topic_arn};
 use crate::sns::errors::broker;
-use crate::sns::records::{load_sub, topic_recent, SubRecord};
+use crate::sns::records::{sub_recent, topic_recent, SubRecord};
 use crate::sqs::inflight::{self, Asked, Delivery};
 use crate::sqs::lanes::{message_key, push_item};
 use crate::sqs::naming::name_from_arn;
@@ -129,7 +129,7 @@ async fn post_and_settle<T: Transport>(
     let sub = match &job.gone {
         // Removed already: the endpoint it had is the one told.
         Some(gone) if job.kind == Kind::UnsubscribeConfirmation => Some(gone.clone()),
-        _ => load_sub(ctx, &job.topic, &job.sub).await?.map(|v| v.record),
+        _ => sub_recent(ctx, &job.topic, &job.sub).await?,
     };
     let wanted = sub.filter(|s| {
         s.is_webhook()
