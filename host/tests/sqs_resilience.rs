@@ -347,3 +347,54 @@ async fn a_push_the_broker_spools_is_pushed_again_and_the_send_succeeds() {
     assert_eq!(got[0]["Body"], "kept");
     assert_eq!(got[0]["MessageId"], sent["MessageId"]);
 }
+
+/// Checker, engine seed 513: a spooled push is replayed by the broker too. The send pushed it
+/// again and was answered that second message's id; the replay stored a second copy under
+/// another MessageId, delivered as a message nobody sent. A standard send's pushes now carry
+/// a transaction id of their own, so whichever of the two lands second is a duplicate
+/// within the lanes' deduplication window. The replay is scripted here after the second
+/// push (the engine's came before it: then the second push is the duplicate).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spooled_push_replayed_by_the_broker_is_stored_once() {
+    use std::sync::Mutex;
+    let a = Endpoint::start().await;
+    let url = a.create_queue("replayed", json!({})).await;
+    let spooled: Arc<Mutex<Option<Vec<u8>>>> = Arc::new(Mutex::new(None));
+    let keep = spooled.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        let mut kept = keep.lock().unwrap();
+        if !seen.path_and_query.starts_with("/api/v1/push") || kept.is_some() {
+            return None;
+        }
+        *kept = Some(seen.body.to_vec());
+        let sent: Value = serde_json::from_slice(seen.body).unwrap();
+        let answer: Vec<Value> = sent["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                json!({"index": i, "message_id": "01a243d8-085a-7000-ae22-0c81753ac356",
+                       "transaction_id": item["transactionId"], "queueName": item["queue"],
+                       "status": "buffered"})
+            })
+            .collect();
+        Some((201, serde_json::to_vec(&answer).unwrap()))
+    });
+    let b = a.replica_behind(hook).await;
+    let url_b = url.replace(&a.url, &b.url);
+    let sent = b
+        .sqs_ok(
+            "SendMessage",
+            json!({"QueueUrl": url_b, "MessageBody": "once"}),
+        )
+        .await;
+    // The broker's replay of its spool.
+    let body = spooled.lock().unwrap().clone().expect("a push was spooled");
+    let (status, _, answer) = a.broker.handle("POST", "/api/v1/push", body.into()).await;
+    assert!(status < 300, "{}", String::from_utf8_lossy(&answer));
+    let got = receive(&a, &url, 10).await;
+    let again = receive(&a, &url, 10).await;
+    let ids: Vec<&Value> = got.iter().chain(&again).map(|m| &m["MessageId"]).collect();
+    assert_eq!(ids, [&sent["MessageId"]], "{got:?} {again:?}");
+}

@@ -290,6 +290,13 @@ async fn deliver<T: Transport>(
             } else if !q.fifo {
                 item.partition = lanes::batch_lane(ctx.request_id, *index, q.partitions);
             }
+            // A standard message's own transaction id (SQS deduplicates nothing, and no
+            // client sees it): a push made again after the broker spooled the first
+            // (`push_again`) and the spool's replay are then one message, whichever lands
+            // second being a duplicate within the lanes' window (checker, engine seed 513).
+            if !q.fifo {
+                item.transaction_id = Some(key.clone());
+            }
             pushes.push(item);
         }
     }
