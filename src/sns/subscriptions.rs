@@ -7,8 +7,8 @@ use super::errors::{bad_arn, broker, invalid, invalid_because, subscription_not_
 use super::input::Params;
 use super::paging;
 use super::records::{
-    decode, delete_sub_ops, endpoint_key, gone_key, load_sub, load_topic, sub_key, subs_of,
-    subs_prefix, to_value, topic_key, SubRecord, Versioned, SUB_PREFIX,
+    decode, delete_sub_ops, endpoint_key, load_sub, sub_key, subs_of, subs_prefix, to_value,
+    topic_key, SubRecord, Versioned, SUB_PREFIX,
 };
 use super::sub_attrs;
 use super::tags::CAS_ATTEMPTS;
@@ -37,7 +37,7 @@ const SNS_PROTOCOLS: &[&str] = &[
     "firehose",
 ];
 
-fn contended() -> ApiError {
+pub(crate) fn contended() -> ApiError {
     ApiError::new(
         ErrorCode::ConcurrentAccess,
         "Can't perform multiple operations on a subscription simultaneously. Perform the operations sequentially.",
@@ -215,7 +215,8 @@ pub async fn unsubscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Resul
             ));
         }
         if !ctx.signed && s.record.is_webhook() && !s.record.pending {
-            return unsubscribe_by_link(ctx, &s.record).await;
+            webhook::links::unsubscribe(ctx, &s.record).await?;
+            return Ok(json!({}));
         }
         ctx.queen
             .kv_results(delete_sub_ops(&s.record))
@@ -225,79 +226,8 @@ pub async fn unsubscribe<T: Transport>(ctx: &Ctx<'_, T>, p: Params<'_>) -> Resul
     Ok(json!({}))
 }
 
-/// A GET of an `UnsubscribeURL` (anyone holding a notification may follow it): the
-/// subscription removed, kept restorable by its token, and an `UnsubscribeConfirmation`
-/// sent to the endpoint, whose `SubscribeURL` restores it, as SNS does; in one transaction.
-async fn unsubscribe_by_link<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    s: &SubRecord,
-) -> Result<Value, ApiError> {
-    let topic = load_topic(ctx, &s.topic).await?;
-    let signature = topic
-        .as_ref()
-        .and_then(|t| t.record.attr("SignatureVersion"));
-    let job = webhook::confirm::unsubscribed(ctx, s, signature).await?;
-    webhook::outbox::ensure(ctx).await?;
-    let mut txn = Transaction::default();
-    txn.kv.extend(delete_sub_ops(s));
-    if let Some(token) = &s.token {
-        let op = KvOp::put_ttl(
-            gone_key(&s.topic, token),
-            to_value(s),
-            PENDING_LIFETIME_S as u64,
-            None,
-        );
-        txn.kv.push(op);
-    }
-    txn.pushes.push(job.push(&message_key(ctx.request_id, 0)));
-    match ctx.queen.transaction(&txn).await.map_err(broker)? {
-        TxnOutcome::Committed(_) => Ok(json!({})),
-        TxnOutcome::RolledBack { .. } => Err(contended()),
-    }
-}
-
-/// A token of an `UnsubscribeConfirmation`: the subscription it removed written back,
-/// confirmed, while its topic stands and nothing took its endpoint since. Under a new ARN:
-/// a notification published while it was removed, still in the outbox for the old one,
-/// finds no subscription and is dropped, as it would have been without the restore.
-async fn restore<T: Transport>(
-    ctx: &Ctx<'_, T>,
-    topic: &str,
-    token: &str,
-) -> Result<Option<Value>, ApiError> {
-    if !webhook::confirm::is_token_shaped(token) {
-        return Ok(None);
-    }
-    let key = gone_key(topic, token);
-    let Some(row) = ctx.queen.kv_get(&key).await.map_err(broker)? else {
-        return Ok(None);
-    };
-    let Ok(mut record) = serde_json::from_value::<SubRecord>(row.value) else {
-        return Ok(None);
-    };
-    record.id = mint_uuid(&format!("{}/restored", ctx.request_id));
-    let t = require(ctx, topic).await?;
-    let mut txn = Transaction::default();
-    txn.kv
-        .push(KvOp::put(sub_key(topic, &record.id), to_value(&record), Some(0)).required());
-    let index = endpoint_key(topic, &record.protocol, &record.endpoint);
-    txn.kv
-        .push(KvOp::put(index, json!(record.id), Some(0)).required());
-    txn.kv
-        .push(KvOp::put(topic_key(topic), to_value(&t.record), Some(t.version)).required());
-    txn.kv.push(KvOp::delete(key, Some(row.version)).required());
-    match ctx.queen.transaction(&txn).await.map_err(broker)? {
-        TxnOutcome::Committed(_) => {
-            let arn = subscription_arn(ctx.cfg, topic, &record.id);
-            Ok(Some(json!({"SubscriptionArn": arn})))
-        }
-        // Restored already, or the endpoint subscribed anew since: the token is spent.
-        TxnOutcome::RolledBack { .. } => Ok(None),
-    }
-}
-
 /// How long an unconfirmed subscription waits for its confirmation, as SNS's does.
-const PENDING_LIFETIME_S: i64 = 3 * 24 * 3600;
+pub(crate) const PENDING_LIFETIME_S: i64 = 3 * 24 * 3600;
 
 /// A pending subscription past its three days: it no longer exists to any reader.
 fn expired(s: &SubRecord, now_s: i64) -> bool {
@@ -435,7 +365,7 @@ pub async fn confirm_subscription<T: Transport>(
         // SNS's answer to a token it did not issue (or one expired), unless it is an
         // `UnsubscribeConfirmation`'s.
         let Some(found) = found else {
-            return match restore(ctx, topic, token).await? {
+            return match webhook::links::restore(ctx, topic, token).await? {
                 Some(answer) => Ok(answer),
                 None => Err(invalid("Token")),
             };

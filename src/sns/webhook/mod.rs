@@ -17,6 +17,7 @@
 
 pub mod confirm;
 pub mod endpoint;
+pub mod links;
 pub mod outbox;
 pub mod policy;
 pub mod worker;
