@@ -830,3 +830,38 @@ async fn the_request_policy_sets_the_content_type() {
         Some("application/json")
     );
 }
+
+/// Cluster lane (2026-12-07): a subscription confirmed through another replica a moment
+/// after this one POSTed its confirmation. This replica's cached record still said pending,
+/// and the first notification was dropped; a drop is now decided on the broker's record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_right_after_a_confirmation_through_another_replica_is_delivered() {
+    let a = start().await;
+    let r = Receiver::start().await;
+    let topic = create_topic(&a, "hooks-two-replicas", &[]).await;
+    let (status, xml) = subscribe_http(&a, &topic, &r.url("/two"), &[]).await;
+    assert_eq!(status, 200, "{xml}");
+    let c = r
+        .wait_for("SubscriptionConfirmation", 1, Duration::from_secs(20))
+        .await;
+    let token = c[0].json()["Token"].as_str().unwrap().to_string();
+    let mut env = vec![
+        ("QUEEN_URL".to_string(), a.broker.url()),
+        ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".into(), "0".into()),
+    ];
+    if a.broker.embedded().is_some() {
+        env.push(("QUEEN_TOKEN".into(), support::BROKER_TOKEN.into()));
+    }
+    let b = Endpoint::serve_remote(env, a.broker.clone(), support::fresh_dir("two")).await;
+    sns_ok(
+        &b,
+        "ConfirmSubscription",
+        &[("TopicArn", &topic), ("Token", &token)],
+    )
+    .await;
+    publish_ok(&a, &topic, "right after", &[], &[]).await;
+    let n = r.wait_for("Notification", 1, Duration::from_secs(20)).await;
+    assert_eq!(n[0].json()["Message"], "right after");
+}

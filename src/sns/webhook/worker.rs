@@ -23,7 +23,7 @@ use crate::model::Envelope;
 use crate::queen::KvOp;
 use crate::sns::arn::{subscription_arn, topic_arn};
 use crate::sns::errors::broker;
-use crate::sns::records::{sub_recent, topic_recent, SubRecord};
+use crate::sns::records::{load_sub, sub_recent, topic_recent, SubRecord};
 use crate::sqs::inflight::{self, Asked, Delivery};
 use crate::sqs::lanes::{message_key, push_item};
 use crate::sqs::naming::name_from_arn;
@@ -126,19 +126,30 @@ async fn post_and_settle<T: Transport>(
     let Some(job) = Job::read(&d.envelope) else {
         return drop_it(ctx, q, &d).await;
     };
-    let sub = match &job.gone {
-        // Removed already: the endpoint it had is the one told.
-        Some(gone) if job.kind == Kind::UnsubscribeConfirmation => Some(gone.clone()),
-        _ => sub_recent(ctx, &job.topic, &job.sub).await?,
-    };
-    let wanted = sub.filter(|s| {
+    let wants = |s: &SubRecord| {
         s.is_webhook()
             && match job.kind {
                 Kind::Notification => !s.pending,
                 Kind::SubscriptionConfirmation => s.pending,
                 Kind::UnsubscribeConfirmation => true,
             }
-    });
+    };
+    let wanted = match &job.gone {
+        // Removed already: the endpoint it had is the one told.
+        Some(gone) if job.kind == Kind::UnsubscribeConfirmation => Some(gone.clone()),
+        _ => match sub_recent(ctx, &job.topic, &job.sub)
+            .await?
+            .filter(|s| wants(s))
+        {
+            Some(s) => Some(s),
+            // A cached record may be older than the job (confirmed through another
+            // replica a moment ago): a POST is dropped only on what the broker says now.
+            None => load_sub(ctx, &job.topic, &job.sub)
+                .await?
+                .map(|v| v.record)
+                .filter(|s| wants(s)),
+        },
+    };
     let Some(sub) = wanted else {
         return drop_it(ctx, q, &d).await;
     };
