@@ -174,17 +174,7 @@ pub async fn sub_recent<T: Transport>(
     topic: &str,
     id: &str,
 ) -> Result<Option<SubRecord>, ApiError> {
-    let key = sub_key(topic, id);
-    let cached = ctx
-        .queen
-        .kv_get_cached(&key, ctx.cfg.registry_cache_ms)
-        .await
-        .map_err(broker)?;
-    let row = match cached {
-        Some(row) => Some(row),
-        None if ctx.cfg.registry_cache_ms > 0 => ctx.queen.kv_get(&key).await.map_err(broker)?,
-        None => None,
-    };
+    let row = row_recent(ctx, &sub_key(topic, id)).await?;
     Ok(row.and_then(decode::<SubRecord>).map(|v| v.record))
 }
 
@@ -207,18 +197,27 @@ pub async fn topic_recent<T: Transport>(
     ctx: &Ctx<'_, T>,
     topic: &str,
 ) -> Result<Option<TopicRecord>, ApiError> {
-    let key = topic_key(topic);
+    let row = row_recent(ctx, &topic_key(topic)).await?;
+    Ok(row.and_then(decode::<TopicRecord>).map(|v| v.record))
+}
+
+/// A row as the message path reads it: from the host cache, up to
+/// `QUEEN_SQS_REGISTRY_CACHE_MS` old; a miss is asked of the broker again.
+async fn row_recent<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    key: &str,
+) -> Result<Option<crate::queen::KvRow>, ApiError> {
+    let max_age = ctx.cfg.registry_cache_ms;
     let cached = ctx
         .queen
-        .kv_get_cached(&key, ctx.cfg.registry_cache_ms)
+        .kv_get_cached(key, max_age)
         .await
         .map_err(broker)?;
-    let row = match cached {
-        Some(row) => Some(row),
-        None if ctx.cfg.registry_cache_ms > 0 => ctx.queen.kv_get(&key).await.map_err(broker)?,
-        None => None,
-    };
-    Ok(row.and_then(decode::<TopicRecord>).map(|v| v.record))
+    match cached {
+        Some(row) => Ok(Some(row)),
+        None if max_age > 0 => ctx.queen.kv_get(key).await.map_err(broker),
+        None => Ok(None),
+    }
 }
 
 /// AWS's default quota is 12.5 million; a fan-out this wide is not one transaction.
