@@ -50,11 +50,9 @@ else
 fi
 
 echo "== Python (venv at tests/compat/.venv)"
-if [ ! -x tests/compat/.venv/bin/python ]; then
-  python3 -m venv tests/compat/.venv
-fi
-tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/compat/requirements.txt
-tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/checker/requirements.txt
+# shellcheck source=lib/venv.sh
+. scripts/lib/venv.sh
+compat_venv "-r tests/compat/requirements.txt" "-r tests/checker/requirements.txt"
 PY=tests/compat/.venv/bin/python
 export AWS_EC2_METADATA_DISABLED=true
 

@@ -50,9 +50,9 @@ fi
 scripts/queen-engine.sh install
 if [ ! -x tests/compat/.venv/bin/python ]; then
   echo "== Python clients (venv at tests/compat/.venv)"
-  python3 -m venv tests/compat/.venv
-  tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/compat/requirements.txt
-  tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r tests/compat/requirements-nodeps.txt
+  # shellcheck source=lib/venv.sh
+  . scripts/lib/venv.sh
+  compat_venv "-r tests/compat/requirements.txt" "--no-deps -r tests/compat/requirements-nodeps.txt"
 fi
 if [[ " $SUITES " == *" node "* ]] && [ ! -d tests/compat/node/node_modules ]; then
   echo "== Node clients"

@@ -47,11 +47,9 @@ if ! command -v openssl >/dev/null 2>&1; then
 fi
 
 echo "== Python clients (venv at tests/compat/.venv)"
-if [ ! -x tests/compat/.venv/bin/python ]; then
-  python3 -m venv tests/compat/.venv
-fi
-tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/compat/requirements.txt
-tests/compat/.venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r tests/compat/requirements-nodeps.txt
+# shellcheck source=lib/venv.sh
+. scripts/lib/venv.sh
+compat_venv "-r tests/compat/requirements.txt" "--no-deps -r tests/compat/requirements-nodeps.txt"
 export PATH="$ROOT/tests/compat/.venv/bin:$PATH"
 
 echo "== Node clients"
