@@ -1193,7 +1193,8 @@ async fn a_stray_timer_of_a_late_visibility_change_is_cancelled_through_a_failur
     );
     let (hold_b, fail_b) = (hold.clone(), fail.clone());
     let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
-        let reschedule = seen.path_and_query.starts_with("/api/v1/timers")
+        // On its own or in a transaction with its fence (`timer::reschedule_fenced`).
+        let reschedule = seen.method == hyper::Method::POST
             && String::from_utf8_lossy(seen.body).contains("\"reschedule\"");
         if reschedule && hold_b.swap(false, SeqCst) {
             std::thread::sleep(Duration::from_millis(2_000)); // the timer fires meanwhile
@@ -1445,6 +1446,71 @@ async fn a_visibility_change_to_zero_that_loses_the_race_to_the_deadline_makes_n
         }
     }
     assert_eq!(deliveries, 1, "the message is in the queue once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_visibility_change_that_reaches_the_broker_after_the_delete_brings_nothing_back() {
+    // Checker embedded seed 521: a ChangeMessageVisibility held 31 s on its way to the
+    // broker, past the host's patience (the host answered 503), landed after the timer it
+    // meant had fired and the redelivery had been deleted. A reschedule is an upsert, so it
+    // made a new timer, and the deleted message came back once more.
+    use std::sync::{Arc, Mutex};
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "late-change", &[("VisibilityTimeout", "1")], 1).await;
+    send(&a, &url, "once").await;
+    // The replica's reschedule is kept for later and answered 503 now: the host cannot
+    // tell it from a call that timed out.
+    let held: Arc<Mutex<Option<(String, Vec<u8>)>>> = Arc::new(Mutex::new(None));
+    let keep = held.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        let reschedule = *seen.method == hyper::Method::POST
+            && String::from_utf8_lossy(seen.body).contains("\"reschedule\"");
+        if !reschedule {
+            return None;
+        }
+        let mut kept = keep.lock().unwrap();
+        if kept.is_none() {
+            *kept = Some((seen.path_and_query.to_string(), seen.body.to_vec()));
+        }
+        Some((503, br#"{"error":"held by the test"}"#.to_vec()))
+    });
+    let b = a.replica_behind(hook).await;
+    let first = receive_200(&a, &url, json!({})).await.remove(0);
+    let (status, v) = b
+        .sqs(
+            "ChangeMessageVisibility",
+            json!({"QueueUrl": url.replace(&a.url, &b.url), "ReceiptHandle": first["ReceiptHandle"], "VisibilityTimeout": 2}),
+        )
+        .await;
+    assert_eq!(status, 503, "an unknown outcome is ServiceUnavailable: {v}");
+    let (path, body) = held
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the reschedule was sent");
+    // The first visibility ends as if the change never came: received again, deleted.
+    let again = receive_200(
+        &a,
+        &url,
+        json!({"WaitTimeSeconds": 5, "VisibilityTimeout": 30}),
+    )
+    .await;
+    assert_eq!(again.len(), 1, "back after its first visibility");
+    a.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": again[0]["ReceiptHandle"]}),
+    )
+    .await;
+    // Now the held change reaches the broker.
+    let (status, _, answer) = a.broker.handle("POST", &path, body.into()).await;
+    assert!(
+        status < 500,
+        "the broker took the late call: {status} {}",
+        String::from_utf8_lossy(&answer)
+    );
+    // A deleted message stays deleted: nothing within the changed visibility and after.
+    let back = receive_200(&a, &url, json!({"WaitTimeSeconds": 5})).await;
+    assert!(back.is_empty(), "the deleted message came back: {back:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

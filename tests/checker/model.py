@@ -1034,7 +1034,10 @@ class Checker:
             # A purge that answered while a later send ran may have started the ids afresh
             # before it (the epoch only tells purges that answered before a send began;
             # checker embedded seed 411: a batch sent during a purge got a new MessageId).
-            if any(p.outcome != "err" and p.ts < ss[-1].call.te and p.te > ss[0].call.ts
+            # The sends' last answer, not the last-started send's: engine seed 530's send
+            # that met the purge started first and answered last (it waited on the claim).
+            last_answer = max(s.call.te for s in ss)
+            if any(p.outcome != "err" and p.ts < last_answer and p.te > ss[0].call.ts
                    for p in self.h.purges.get(key[0], [])):
                 self.note("stats", f"deduplication id {key[2]!r} of {key[0][0]} reused across a PurgeQueue running at a send")
                 continue

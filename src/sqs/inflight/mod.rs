@@ -196,12 +196,17 @@ pub async fn change<T: Transport>(
     if q.fifo {
         return claim_settle::change(ctx, q, changes).await;
     }
-    join_all(changes.iter().map(|(h, seconds)| async move {
-        match Hold::of(q, h) {
-            Hold::Timer => timer::change(ctx, q, h, *seconds).await,
-            Hold::Lease | Hold::Claim => lease::change(ctx, h, *seconds).await,
-        }
-    }))
+    join_all(
+        changes
+            .iter()
+            .enumerate()
+            .map(|(slot, (h, seconds))| async move {
+                match Hold::of(q, h) {
+                    Hold::Timer => timer::change(ctx, q, h, *seconds, slot).await,
+                    Hold::Lease | Hold::Claim => lease::change(ctx, h, *seconds).await,
+                }
+            }),
+    )
     .await
 }
 

@@ -27,8 +27,13 @@
 //!   broker id is marked (`stray_key`, beside the tombstones) and a receive drops that
 //!   copy, so a message released and deleted does not come back (checker engine seed 461).
 //!
-//! Costs per message: one cancel per delete (a batch is one call). No KV write on the
-//! happy path, so the released engine's KV rate limits do not throttle receives.
+//! - A reschedule carries a fence (a create-only KV write in its transaction) that the host
+//!   writes itself when the call's outcome is unknown, so a change that reaches the broker
+//!   after the host gave up on it cannot re-create a fired timer (`reschedule_fenced`).
+//!
+//! Costs per message: one cancel per delete (a batch is one call). No KV write on a
+//! receive or a delete, so the released engine's KV rate limits do not throttle them; a
+//! visibility change writes its fence (one KV row, gone after `FENCE_SECONDS`).
 
 use super::{received_ms, Changed};
 use crate::calendar::parse_iso_ms;
@@ -301,11 +306,14 @@ async fn mark_deleted<T: Transport>(
 
 /// A visibility change of a timed handle: the timer read back and rescheduled, or at 0
 /// the copy pushed and the timer cancelled together.
+///
+/// `slot` tells apart the entries of one batch (each gets a fence key of its own).
 pub async fn change<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     h: &ReceiptHandle,
     seconds: u64,
+    slot: usize,
 ) -> Result<Changed, ApiError> {
     let key = key_of(h);
     let peek = ctx.queen.timer_peek(&q.name, key).await?;
@@ -328,8 +336,8 @@ pub async fn change<T: Transport>(
         txn: peek.txn,
         payload: peek.payload,
     };
-    let verdict = ctx.queen.timer_ops(&[TimerOp::Schedule(op)]).await?;
-    match verdict.first().map(|v| TimerVerdict::of(&v.status)) {
+    let fence = fence_key(&q.name, key, ctx.request_id, slot);
+    match reschedule_fenced(ctx, op, fence).await? {
         Some(TimerVerdict::Rescheduled) => Ok(Changed::Applied),
         Some(TimerVerdict::Scheduled) => {
             // The timer fired between the read and the reschedule, which created a new
@@ -338,6 +346,82 @@ pub async fn change<T: Transport>(
             Ok(Changed::Visible)
         }
         _ => not_held(ctx, q, h).await,
+    }
+}
+
+/// How long a reschedule's fence stands: longer than any call can travel to the broker
+/// after the host stopped waiting for it (the host waits 30 s).
+const FENCE_SECONDS: u64 = 600;
+
+/// The fence of one reschedule: a key only that call, or the host giving up on it, writes.
+fn fence_key(queue: &str, timer_key: &str, request_id: &str, slot: usize) -> String {
+    format!("qs:vf:{queue}:{timer_key}.{request_id}.{slot}")
+}
+
+/// A reschedule that cannot land late. The broker's reschedule is an upsert: one that
+/// reaches it after the timer fired creates a new timer, whose fire brings the delivery
+/// back once more, even after its redelivery was deleted (checker embedded seed 521: a
+/// change held 31 s on its way, answered 503 by the host meanwhile, landed after the fire,
+/// the redelivery and its delete; the message came back). So the reschedule rides in a
+/// transaction with a create-only write of its fence key, and when the call's outcome is
+/// unknown the host writes that key itself: the reschedule, should it still arrive, then
+/// rolls back on it. The timer's verdict, when the call answered.
+async fn reschedule_fenced<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    op: TimerSchedule,
+    fence: String,
+) -> Result<Option<TimerVerdict>, ApiError> {
+    let txn = Transaction {
+        kv: vec![KvOp::put_ttl(
+            fence.clone(),
+            serde_json::json!(true),
+            FENCE_SECONDS,
+            Some(0),
+        )
+        .required()],
+        timers: vec![TimerOp::Schedule(op)],
+        ..Transaction::default()
+    };
+    match ctx.queen.transaction(&txn).await {
+        Ok(TxnOutcome::Committed(results)) => Ok(results
+            .last()
+            .and_then(|r| r.status.as_deref())
+            .map(TimerVerdict::of)),
+        // Its fence stands: an earlier send of this very call committed, its verdict unheard.
+        Ok(TxnOutcome::RolledBack {
+            reason: RollbackReason::KvPrecondition,
+            ..
+        }) => Err(QueenError::Unavailable("a visibility change of unknown outcome".into()).into()),
+        Ok(TxnOutcome::RolledBack { reason, error }) => Err(ApiError::new(
+            ErrorCode::ServiceUnavailable,
+            format!("The visibility change failed ({reason}): {error}"),
+        )),
+        // Refused whole: nothing can land later.
+        Err(e @ QueenError::Throttled { .. }) => Err(e.into()),
+        Err(e) => {
+            close_fence(ctx, fence).await;
+            Err(e.into())
+        }
+    }
+}
+
+/// Writes a reschedule's fence after its call failed with an unknown outcome. Tried three
+/// times; should every try fail (the broker unreachable), the call may still land late.
+async fn close_fence<T: Transport>(ctx: &Ctx<'_, T>, fence: String) {
+    let mut pause_ms = 20;
+    for _ in 0..3 {
+        let op = KvOp::put_ttl(
+            fence.clone(),
+            serde_json::json!(false),
+            FENCE_SECONDS,
+            Some(0),
+        );
+        // Written (the reschedule can no longer land), or found (it committed already).
+        if ctx.queen.kv_results(vec![op]).await.is_ok() {
+            return;
+        }
+        ctx.queen.transport().pause(pause_ms).await;
+        pause_ms *= 4;
     }
 }
 
