@@ -807,6 +807,33 @@ async fn a_purge_takes_the_deduplication_ids_of_its_messages_with_it() {
     assert_eq!(send_in("g3").await, after);
 }
 
+/// Checker engine seed 530: a send of an id another group claimed a moment ago waits until
+/// the claim is 2 s old before it is routed to that group (`dedup::route`); a purge ran
+/// meanwhile, took the holder's message and the broker's memory of its id, and the routed
+/// send was stored, and delivered, in the holder's group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_send_that_waits_on_a_claim_across_a_purge_is_delivered_in_its_own_group() {
+    let ep = Endpoint::start().await;
+    let url = ep
+        .create_queue("waits.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    send_fifo(&ep, &url, "g1", "g1", "same-id").await;
+    let purge = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        ep.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    };
+    let (second, _) = tokio::join!(send_fifo(&ep, &url, "g2", "g2", "same-id"), purge);
+    let got = receive_200(&ep, &url, json!({"WaitTimeSeconds": 2})).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["Body"], "g2");
+    assert_eq!(
+        attr(&got[0], "MessageGroupId"),
+        "g2",
+        "delivered in its own group"
+    );
+    assert_eq!(got[0]["MessageId"], second.as_str());
+}
+
 /// Found by the checker on the released engine (seeds 201, 202): after a purge, a send
 /// whose deduplication id a send since the purge used was delivered a second time once the
 /// group had held more messages before the purge than after it. The engine keeps its
