@@ -1541,6 +1541,48 @@ async fn a_visibility_change_that_reaches_the_broker_after_the_delete_brings_not
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_receive_whose_tombstone_read_fails_once_still_drops_a_deleted_copy() {
+    // Checker engine seed 549: a receive's read of a message's tombstones met a 429, and the
+    // copy it should have dropped (a superseded fire's, after the delivery before it was
+    // deleted) was delivered after that delete. Here the copy is one deleted late: its
+    // visibility ended, then it was deleted by its handle.
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "tomb-read", &[("VisibilityTimeout", "1")], 1).await;
+    send(&a, &url, "once").await;
+    let m = receive_200(&a, &url, json!({})).await.remove(0);
+    tokio::time::sleep(Duration::from_millis(2_500)).await; // its timer fires: a copy is back
+    a.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": m["ReceiptHandle"]}),
+    )
+    .await;
+    let fail = Arc::new(AtomicBool::new(true));
+    let flag = fail.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        let text = String::from_utf8_lossy(seen.body);
+        let tombstones = text.contains("\"getPrefix\"") && text.contains("qs:del:");
+        (tombstones && flag.swap(false, SeqCst))
+            .then(|| (429, br#"{"error":"rate_limited"}"#.to_vec()))
+    });
+    let b = a.replica_behind(hook).await;
+    let (status, v) = b
+        .sqs(
+            "ReceiveMessage",
+            json!({"QueueUrl": url.replace(&a.url, &b.url), "MaxNumberOfMessages": 10}),
+        )
+        .await;
+    assert!(!fail.load(SeqCst), "the tombstone read met the 429");
+    assert_eq!(status, 200, "{v}");
+    let got = v["Messages"].as_array().cloned().unwrap_or_default();
+    assert!(
+        got.is_empty(),
+        "a message deleted late was delivered: {got:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_deletes_of_a_fifo_claim_always_free_its_group() {
     // sqs-consumer deletes the messages of a batch at once. The group's record, pruned to
     // its last message by one delete, was gone for the delete of that message, which then

@@ -201,13 +201,25 @@ pub async fn deleted_late<T: Transport>(
     if ids.is_empty() {
         return Vec::new();
     }
-    let ops = ids
+    let ops: Vec<KvOp> = ids
         .iter()
         .map(|id| KvOp::get_prefix(tombstone_prefix(&q.name, id), None, TOMBSTONES_READ))
         .collect();
-    // An unreadable tombstone delivers the message: a duplicate, never a loss.
-    let Ok(results) = ctx.queen.kv_results(ops).await else {
-        return Vec::new();
+    // Read again after a pause when the read fails (checker engine seed 549: a 429 on it
+    // delivered a superseded fire's copy after the delete of the delivery before it). Should
+    // every try fail, the copies are delivered: a duplicate, never a loss.
+    let mut pause_ms = 20;
+    let mut tries = 0;
+    let results = loop {
+        tries += 1;
+        match ctx.queen.kv_results(ops.clone()).await {
+            Ok(results) => break results,
+            Err(_) if tries < TOMBSTONE_READ_TRIES => {
+                ctx.queen.transport().pause(pause_ms).await;
+                pause_ms *= 4;
+            }
+            Err(_) => return Vec::new(),
+        }
     };
     let marks: Vec<Marks> = ids
         .iter()
@@ -231,6 +243,8 @@ pub async fn deleted_late<T: Transport>(
 /// How many tombstones of one message a receive reads: a message is deleted late once or
 /// a few times at most.
 const TOMBSTONES_READ: u32 = 100;
+/// Tries of a receive's tombstone read before it delivers what it could not check.
+const TOMBSTONE_READ_TRIES: usize = 3;
 
 fn tombstone_prefix(queue: &str, message_id: &str) -> String {
     format!("qs:del:{queue}:{message_id}.")
