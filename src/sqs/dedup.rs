@@ -16,9 +16,7 @@
 //! made, and a send routed to another group waits until the claim is `LANDING_GRACE_MS`
 //! old: the holder's push, sent right after its claim, has landed by then (or failed). A
 //! holder's push stalled longer than that still loses the race; the message is then
-//! delivered in the holder's group, never lost (`docs/divergences.md`). A send that waited
-//! reads the queue's record again before it routes: a purge meanwhile sends each message to
-//! its own group.
+//! delivered in the holder's group, never lost (`docs/divergences.md`).
 //!
 //! Cost: one KV write call per FIFO send on a queue-scoped queue.
 
@@ -73,7 +71,6 @@ pub async fn route<T: Transport>(
         .map(|(id, group)| KvOp::put_ttl(key(q, id), claim(group), ttl, Some(0)))
         .collect();
     let results = ctx.queen.kv_results(ops).await?;
-    let own = claims.clone();
     let mut waited = 0;
     for ((_, group), r) in claims.iter_mut().zip(&results) {
         if r.applied() {
@@ -91,13 +88,6 @@ pub async fn route<T: Transport>(
     }
     if waited > 0 {
         ctx.queen.transport().pause(waited as u64).await;
-        // A purge meanwhile took the holder's message and the broker's memory of its id: a
-        // push routed to the holder would be stored there, in a group it was not sent to
-        // (checker engine seed 530). The ids start afresh after a purge, so each message
-        // goes to its own group.
-        if super::inflight::emptied_since_read(ctx, q).await? {
-            claims = own;
-        }
     }
     for p in pushes.iter_mut() {
         if let Some(id) = &p.transaction_id {
