@@ -1524,11 +1524,7 @@ async fn a_visibility_change_that_reaches_the_broker_after_the_delete_brings_not
     )
     .await;
     assert_eq!(again.len(), 1, "back after its first visibility");
-    a.sqs_ok(
-        "DeleteMessage",
-        json!({"QueueUrl": url, "ReceiptHandle": again[0]["ReceiptHandle"]}),
-    )
-    .await;
+    delete(&a, &url, &again[0]).await;
     // Now the held change reaches the broker.
     let (status, _, answer) = a.broker.handle("POST", &path, body.into()).await;
     assert!(
@@ -1554,11 +1550,7 @@ async fn a_receive_whose_tombstone_read_fails_once_still_drops_a_deleted_copy() 
     send(&a, &url, "once").await;
     let m = receive_200(&a, &url, json!({})).await.remove(0);
     tokio::time::sleep(Duration::from_millis(2_500)).await; // its timer fires: a copy is back
-    a.sqs_ok(
-        "DeleteMessage",
-        json!({"QueueUrl": url, "ReceiptHandle": m["ReceiptHandle"]}),
-    )
-    .await;
+    delete(&a, &url, &m).await;
     let fail = Arc::new(AtomicBool::new(true));
     let flag = fail.clone();
     let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
