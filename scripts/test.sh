@@ -108,8 +108,9 @@ if [[ " $LANES " == *" embedded "* ]]; then
   step=$SECONDS
   scripts/console-test.sh || failed=1
   step_done "queue console" "$step"
-  echo "== the model-based checker (tests/checker): fixed seeds and one fresh seed"
+  echo "== the model-based checker (tests/checker): its model's unit tests, fixed seeds and one fresh seed"
   step=$SECONDS
+  (cd tests/checker && python3 -m unittest discover -p 'test_*.py') || failed=1
   scripts/checker.sh embedded || failed=1
   step_done "checker" "$step"
   lane_done "embedded broker" "$started" "$failed"

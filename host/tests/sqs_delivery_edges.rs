@@ -812,7 +812,6 @@ async fn a_purge_takes_the_deduplication_ids_of_its_messages_with_it() {
 /// meanwhile, took the holder's message and the broker's memory of its id, and the routed
 /// send was stored, and delivered, in the holder's group.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "open (docs/divergences.md): the fix tried at 83e1f3c made checker embedded seed 557 store two messages under one id, and was taken back"]
 async fn a_send_that_waits_on_a_claim_across_a_purge_is_delivered_in_its_own_group() {
     let ep = Endpoint::start().await;
     let url = ep
@@ -1534,6 +1533,58 @@ async fn a_visibility_change_that_reaches_the_broker_after_the_delete_brings_not
     );
     // A deleted message stays deleted: nothing within the changed visibility and after.
     let back = receive_200(&a, &url, json!({"WaitTimeSeconds": 5})).await;
+    assert!(back.is_empty(), "the deleted message came back: {back:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_visibility_change_answered_after_its_new_timer_fired_brings_nothing_back() {
+    // Checker engine seed 565: a ChangeMessageVisibility read the timer, which fired before
+    // the reschedule landed; the reschedule, an upsert, made a new timer, and its answer
+    // came 1.6 s late, after that new timer had fired too. The first copy was received and
+    // deleted; the second came back after the delete.
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "late-answer", &[("VisibilityTimeout", "1")], 1).await;
+    send(&a, &url, "once").await;
+    let broker = a.broker.addr;
+    let hold = Arc::new(AtomicBool::new(true));
+    let held = hold.clone();
+    let hook: support::Hook = Arc::new(move |seen: &support::Seen| {
+        let reschedule = *seen.method == hyper::Method::POST
+            && String::from_utf8_lossy(seen.body).contains("\"reschedule\"");
+        if !reschedule || !held.swap(false, SeqCst) {
+            return None;
+        }
+        // Made after the timer fired (1 s), answered after the new one fired (1 s more).
+        tokio::task::block_in_place(|| {
+            std::thread::sleep(Duration::from_millis(2_000));
+            let answer = call_broker(broker, seen);
+            std::thread::sleep(Duration::from_millis(2_500));
+            Some(answer)
+        })
+    });
+    let b = a.replica_behind(hook).await;
+    let first = receive_200(&a, &url, json!({})).await.remove(0);
+    let (b_url, handle) = (url.replace(&a.url, &b.url), first["ReceiptHandle"].clone());
+    let change = tokio::spawn(async move {
+        b.sqs(
+            "ChangeMessageVisibility",
+            json!({"QueueUrl": b_url, "ReceiptHandle": handle, "VisibilityTimeout": 1}),
+        )
+        .await
+    });
+    // The first visibility ended: the copy its timer pushed is received and deleted while
+    // the change is still on its way back.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let again = receive_200(&a, &url, json!({"VisibilityTimeout": 30})).await;
+    assert_eq!(again.len(), 1, "back after its first visibility");
+    delete(&a, &url, &again[0]).await;
+    let (status, v) = change.await.unwrap();
+    assert!(!hold.load(SeqCst), "the reschedule was held");
+    assert_eq!(status, 200, "{v}");
+    // The new timer has fired by now; its copy is a second one of a deleted delivery.
+    let back = receive_200(&a, &url, json!({"WaitTimeSeconds": 3})).await;
     assert!(back.is_empty(), "the deleted message came back: {back:?}");
 }
 

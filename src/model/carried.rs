@@ -28,7 +28,9 @@ pub const FIRST_RECEIVE: &str = "queen.firstReceive";
 pub const SENT_TIMESTAMP: &str = "queen.sentTimestamp";
 pub const SOURCE_QUEUE: &str = "queen.sourceQueue";
 pub const VISIBLE_AT: &str = "queen.visibleAt";
-/// A standard queue's message's `MessageGroupId` (fair queues), answered back on receive.
+/// A standard queue's message's `MessageGroupId` (fair queues), answered back on receive;
+/// on a FIFO queue, the group a send routed into another group's lane was sent in
+/// (`sqs::dedup`; a FIFO message's group is otherwise its lane's).
 pub const GROUP_ID: &str = "queen.groupId";
 /// The attribute name under which receive shows the envelope's `m`.
 pub const ORIGINAL_MESSAGE_ID: &str = "queen.originalMessageId";

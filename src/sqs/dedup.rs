@@ -18,11 +18,20 @@
 //! holder's push stalled longer than that still loses the race; the message is then
 //! delivered in the holder's group, never lost (`docs/divergences.md`).
 //!
+//! A routed push carries the group it was sent in (`carried::GROUP_ID`). A `PurgeQueue`
+//! while a send waits on a claim takes the holder's message and the broker's memory of
+//! its id, and the routed push is then stored, as a message of its own, in the holder's
+//! lane of the purged incarnation (checker engine seed 530); the receive that meets a lane
+//! named before the purge moves its messages into their groups' current lanes
+//! (`redrive::relane`), and a routed message so into the group it was sent in.
+//!
 //! Cost: one KV write call per FIFO send on a queue-scoped queue.
 
+use super::lanes;
 use super::registry::QueueRecord;
 use crate::ctx::Ctx;
 use crate::http::Transport;
+use crate::model::{carried, Envelope};
 use crate::queen::{KvOp, PushItem};
 use crate::wire::ApiError;
 use serde_json::{json, Value};
@@ -90,11 +99,23 @@ pub async fn route<T: Transport>(
         ctx.queen.transport().pause(waited as u64).await;
     }
     for p in pushes.iter_mut() {
-        if let Some(id) = &p.transaction_id {
-            if let Some((_, group)) = claims.iter().find(|(d, _)| d == id) {
-                p.partition = group.clone();
+        let Some(id) = &p.transaction_id else {
+            continue;
+        };
+        if let Some((_, lane)) = claims.iter().find(|(d, _)| d == id) {
+            if *lane != p.partition {
+                carry_own_group(p);
+                p.partition = lane.clone();
             }
         }
     }
     Ok(())
+}
+
+/// Stamps a push about to be routed into another group's lane with the group it was sent
+/// in, where a move out of a purged lane takes it.
+fn carry_own_group(p: &mut PushItem) {
+    let mut e = Envelope::from_stored(&p.payload);
+    carried::set_group(&mut e, lanes::group_of(&p.partition));
+    p.payload = e.to_json();
 }

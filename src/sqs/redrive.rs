@@ -89,7 +89,10 @@ async fn resolve<T: Transport>(
 pub fn copy_push(m: &PoppedMessage, dest: &QueueRecord, payload: Value, by_id: bool) -> PushItem {
     let (partition, key) = if dest.fifo {
         let key = if by_id { &m.id } else { &m.transaction_id };
-        let group = lanes::group_of(&m.partition);
+        // A message routed into another group's lane by its deduplication id, and stored
+        // there (`dedup`), belongs to the group it was sent in.
+        let sent_in = carried::group(&Envelope::from_stored(&payload));
+        let group = sent_in.as_deref().unwrap_or(lanes::group_of(&m.partition));
         (lanes::fifo_lane(dest, group), key.clone())
     } else {
         (lanes::standard_lane(&m.id, dest.partitions), m.id.clone())

@@ -17,15 +17,16 @@
 //!   drops it instead of answering it (`deleted_late`).
 //! - ChangeMessageVisibility reads the timer back (its payload is the copy) and
 //!   reschedules it: it can shorten a timeout as well as extend it. A reschedule that
-//!   finds the timer fired creates a new one; that one is cancelled again. A change that
-//!   finds the timer fired answers success and changes nothing, as SQS does once a
-//!   visibility has ended (`Changed::Visible`), unless that delivery was deleted late or
-//!   purged (`Changed::Deleted`). To 0, the copy is pushed and the timer cancelled in one
-//!   transaction, so the message is visible when the call returns. Should the engine's
-//!   sweeper hold the timer at that moment (its cancel answers `too_late`), its fire will
-//!   push a second copy of that delivery, at once or after its claim lease: the fire's
-//!   broker id is marked (`stray_key`, beside the tombstones) and a receive drops that
-//!   copy, so a message released and deleted does not come back (checker engine seed 461).
+//!   finds the timer fired creates a new one; its fire is marked and it is cancelled
+//!   again (`void_stray`). A change that finds the timer fired answers success and
+//!   changes nothing, as SQS does once a visibility has ended (`Changed::Visible`),
+//!   unless that delivery was deleted late or purged (`Changed::Deleted`). To 0, the
+//!   copy is pushed and the timer cancelled in one transaction, so the message is
+//!   visible when the call returns. Should the engine's sweeper hold the timer at that
+//!   moment (its cancel answers `too_late`), its fire will push a second copy of that
+//!   delivery, at once or after its claim lease: the fire's broker id is marked
+//!   (`stray_key`, beside the tombstones) and a receive drops that copy, so a message
+//!   released and deleted does not come back (checker engine seed 461).
 //!
 //! - A reschedule carries a fence (a create-only KV write in its transaction) that the host
 //!   writes itself when the call's outcome is unknown, so a change that reaches the broker
@@ -208,18 +209,9 @@ pub async fn deleted_late<T: Transport>(
     // Read again after a pause when the read fails (checker engine seed 549: a 429 on it
     // delivered a superseded fire's copy after the delete of the delivery before it). Should
     // every try fail, the copies are delivered: a duplicate, never a loss.
-    let mut pause_ms = 20;
-    let mut tries = 0;
-    let results = loop {
-        tries += 1;
-        match ctx.queen.kv_results(ops.clone()).await {
-            Ok(results) => break results,
-            Err(_) if tries < TOMBSTONE_READ_TRIES => {
-                ctx.queen.transport().pause(pause_ms).await;
-                pause_ms *= 4;
-            }
-            Err(_) => return Vec::new(),
-        }
+    let Some(results) = tried(ctx, || async { ctx.queen.kv_results(ops.clone()).await.ok() }).await
+    else {
+        return Vec::new();
     };
     let marks: Vec<Marks> = ids
         .iter()
@@ -243,8 +235,29 @@ pub async fn deleted_late<T: Transport>(
 /// How many tombstones of one message a receive reads: a message is deleted late once or
 /// a few times at most.
 const TOMBSTONES_READ: u32 = 100;
-/// Tries of a receive's tombstone read before it delivers what it could not check.
-const TOMBSTONE_READ_TRIES: usize = 3;
+/// Tries of a follow-up call whose failure leaves a duplicate behind (a tombstone read, a
+/// stray timer's cancel or mark, a fence's close), with pauses of 20 ms, then 80 ms.
+const FOLLOW_UP_TRIES: usize = 3;
+
+/// `call` tried up to `FOLLOW_UP_TRIES` times, until it answers something.
+async fn tried<T, R, F, Fut>(ctx: &Ctx<'_, T>, mut call: F) -> Option<R>
+where
+    T: Transport,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<R>>,
+{
+    let mut pause_ms = 20;
+    for attempt in 1..=FOLLOW_UP_TRIES {
+        if let Some(answer) = call().await {
+            return Some(answer);
+        }
+        if attempt < FOLLOW_UP_TRIES {
+            ctx.queen.transport().pause(pause_ms).await;
+            pause_ms *= 4;
+        }
+    }
+    None
+}
 
 fn tombstone_prefix(queue: &str, message_id: &str) -> String {
     format!("qs:del:{queue}:{message_id}.")
@@ -352,15 +365,47 @@ pub async fn change<T: Transport>(
     };
     let fence = fence_key(&q.name, key, ctx.request_id, slot);
     match reschedule_fenced(ctx, op, fence).await? {
-        Some(TimerVerdict::Rescheduled) => Ok(Changed::Applied),
-        Some(TimerVerdict::Scheduled) => {
+        Some(Landed {
+            verdict: TimerVerdict::Rescheduled,
+            ..
+        }) => Ok(Changed::Applied),
+        Some(Landed {
+            verdict: TimerVerdict::Scheduled,
+            fire_id,
+        }) => {
             // The timer fired between the read and the reschedule, which created a new
             // one: the message is back in the queue, so the new timer must not fire too.
-            cancel_stray(ctx, q, key).await;
+            void_stray(ctx, q, h, fire_id).await;
             Ok(Changed::Visible)
         }
         _ => not_held(ctx, q, h).await,
     }
+}
+
+/// A committed reschedule: the timer's verdict, and the broker id its fire gives the copy.
+struct Landed {
+    verdict: TimerVerdict,
+    fire_id: Option<String>,
+}
+
+/// Makes harmless the timer a reschedule created after the one it meant had fired: its
+/// fire would push a second copy of a delivery whose first copy is back in the queue, and
+/// that copy would come back after the first one's redelivery was deleted. The fire is
+/// marked first (`stray_key`: a receive drops its copy), since by the time the change's
+/// answer is heard the new timer may have fired already (checker engine seed 565: the
+/// answer came 1.6 s late, the new timer was due after 1 s), then the timer is cancelled,
+/// so that, in time, no copy is pushed at all.
+async fn void_stray<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    h: &ReceiptHandle,
+    fire_id: Option<String>,
+) {
+    let key = key_of(h);
+    if let (Some(fire), Some(count)) = (fire_id, count_of_key(key)) {
+        mark_stray(ctx, q, stray_key(&q.name, &h.message_id, count, &fire)).await;
+    }
+    cancel_stray(ctx, q, key).await;
 }
 
 /// How long a reschedule's fence stands: longer than any call can travel to the broker
@@ -384,7 +429,7 @@ async fn reschedule_fenced<T: Transport>(
     ctx: &Ctx<'_, T>,
     op: TimerSchedule,
     fence: String,
-) -> Result<Option<TimerVerdict>, ApiError> {
+) -> Result<Option<Landed>, ApiError> {
     let txn = Transaction {
         kv: vec![KvOp::put_ttl(
             fence.clone(),
@@ -397,10 +442,12 @@ async fn reschedule_fenced<T: Transport>(
         ..Transaction::default()
     };
     match ctx.queen.transaction(&txn).await {
-        Ok(TxnOutcome::Committed(results)) => Ok(results
-            .last()
-            .and_then(|r| r.status.as_deref())
-            .map(TimerVerdict::of)),
+        Ok(TxnOutcome::Committed(results)) => Ok(results.last().and_then(|r| {
+            r.status.as_deref().map(|status| Landed {
+                verdict: TimerVerdict::of(status),
+                fire_id: r.message_id.clone(),
+            })
+        })),
         // Its fence stands: an earlier send of this very call committed, its verdict unheard.
         Ok(TxnOutcome::RolledBack {
             reason: RollbackReason::KvPrecondition,
@@ -422,21 +469,9 @@ async fn reschedule_fenced<T: Transport>(
 /// Writes a reschedule's fence after its call failed with an unknown outcome. Tried three
 /// times; should every try fail (the broker unreachable), the call may still land late.
 async fn close_fence<T: Transport>(ctx: &Ctx<'_, T>, fence: String) {
-    let mut pause_ms = 20;
-    for _ in 0..3 {
-        let op = KvOp::put_ttl(
-            fence.clone(),
-            serde_json::json!(false),
-            FENCE_SECONDS,
-            Some(0),
-        );
-        // Written (the reschedule can no longer land), or found (it committed already).
-        if ctx.queen.kv_results(vec![op]).await.is_ok() {
-            return;
-        }
-        ctx.queen.transport().pause(pause_ms).await;
-        pause_ms *= 4;
-    }
+    let op = KvOp::put_ttl(fence, serde_json::json!(false), FENCE_SECONDS, Some(0));
+    // Written (the reschedule can no longer land), or found (it committed already).
+    tried(ctx, || async { ctx.queen.kv_results(vec![op.clone()]).await.ok() }).await;
 }
 
 /// Cancels a timer a reschedule created after the one it meant had fired. Tried three
@@ -444,28 +479,14 @@ async fn close_fence<T: Transport>(ctx: &Ctx<'_, T>, fence: String) {
 /// queue already (checker engine seed 441: a broker 503 on the one cancel, and the message
 /// came back after its delete). Should every try fail, that duplicate is what is left.
 async fn cancel_stray<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, key: &str) {
-    let mut pause_ms = 20;
-    for _ in 0..3 {
-        if ctx.queen.timer_cancel(&q.name, key).await.is_ok() {
-            return;
-        }
-        ctx.queen.transport().pause(pause_ms).await;
-        pause_ms *= 4;
-    }
+    tried(ctx, || async { ctx.queen.timer_cancel(&q.name, key).await.ok() }).await;
 }
 
 /// Marks a superseded fire after the change committed. Tried three times, and the change
 /// succeeds whatever comes of it: the copy is visible as asked, and an unmarked fire is a
 /// duplicate, never a loss.
 async fn mark_stray<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, mark: String) {
-    let mut pause_ms = 20;
-    for _ in 0..3 {
-        if mark_deleted(ctx, q, vec![mark.clone()]).await.is_ok() {
-            return;
-        }
-        ctx.queen.transport().pause(pause_ms).await;
-        pause_ms *= 4;
-    }
+    tried(ctx, || async { mark_deleted(ctx, q, vec![mark.clone()]).await.ok() }).await;
 }
 
 /// A change to 0 by the handle of an earlier delivery: SQS makes the message visible when
