@@ -63,17 +63,23 @@ pub struct Body<'a>(pub &'a Value);
 
 impl Event for Body<'_> {
     fn any_value(&self, path: &[String], visit: &mut dyn FnMut(Val<'_>) -> bool) -> bool {
-        walk(self.0, path, visit)
+        // SNS names a value by its keys joined with dots, in the policy and in the body
+        // alike: `"a.b"` reaches `{"a":{"b":…}}` and `{"a.b":…}` (AWS's recordings of
+        // test_filter_policy_on_message_body_dot_attribute).
+        let parts: Vec<&str> = path.iter().flat_map(|key| key.split('.')).collect();
+        walk(self.0, &parts, visit)
     }
 }
 
-fn walk(value: &Value, path: &[String], visit: &mut dyn FnMut(Val<'_>) -> bool) -> bool {
+/// The leaves under `path` (dot-separated parts, any run of which one body key may hold).
+fn walk(value: &Value, path: &[&str], visit: &mut dyn FnMut(Val<'_>) -> bool) -> bool {
     match value {
         Value::Array(items) => items.iter().any(|item| walk(item, path, visit)),
-        Value::Object(map) => match path.split_first() {
-            Some((key, rest)) => map.get(key).is_some_and(|child| walk(child, rest, visit)),
-            None => false, // An object is not a value a pattern can match.
-        },
+        // An object is not a value a pattern can match: an empty path reaches nothing here.
+        Value::Object(map) => (1..=path.len()).any(|n| {
+            map.get(&path[..n].join("."))
+                .is_some_and(|child| walk(child, &path[n..], visit))
+        }),
         leaf_value => path.is_empty() && leaf(leaf_value).is_some_and(visit),
     }
 }

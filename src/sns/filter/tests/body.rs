@@ -27,6 +27,18 @@ const ROWS: &[Row] = &[
     ),
     (r#"{"order":{"type":["x"]}}"#, r#"{"type":"x"}"#, false),
     (r#"{"order":{"type":["x"]}}"#, r#"{"order":"x"}"#, false),
+    // A key path is its keys joined by dots, in the policy and in the body alike (recorded:
+    // test_filter_policy_on_message_body_dot_attribute, test_filter_policy_large_complex_payload).
+    (r#"{"a.b":["x"]}"#, r#"{"a":{"b":"x"}}"#, true),
+    (r#"{"a.b":["x"]}"#, r#"{"a.b":"x"}"#, true),
+    (r#"{"a.b":["x"]}"#, r#"{"a":{"b":"y"}}"#, false),
+    (r#"{"a.b.c":["x"]}"#, r#"{"a.b":{"c":"x"}}"#, true),
+    (r#"{"a.b.c":["x"]}"#, r#"{"a":{"b.c":"x"}}"#, true),
+    (r#"{"a":{"b.c":["x"]}}"#, r#"{"a.b":{"c":"x"}}"#, true),
+    (r#"{"a":{"b":["x"]}}"#, r#"{"a.b":"x"}"#, true),
+    (r#"{"a.b":["x"]}"#, r#"{"ab":"x"}"#, false),
+    (r#"{"a.b":["x"]}"#, r#"{"a":"x"}"#, false),
+    (r#"{"a.b":[{"exists":false}]}"#, r#"{"a":{"c":"x"}}"#, true),
     (
         r#"{"a":{"b":{"c":{"d":["deep"]}}}}"#,
         r#"{"a":{"b":{"c":{"d":"deep"}}}}"#,
