@@ -209,7 +209,10 @@ pub async fn deleted_late<T: Transport>(
     // Read again after a pause when the read fails (checker engine seed 549: a 429 on it
     // delivered a superseded fire's copy after the delete of the delivery before it). Should
     // every try fail, the copies are delivered: a duplicate, never a loss.
-    let Some(results) = tried(ctx, || async { ctx.queen.kv_results(ops.clone()).await.ok() }).await
+    let Some(results) = tried(ctx, || async {
+        ctx.queen.kv_results(ops.clone()).await.ok()
+    })
+    .await
     else {
         return Vec::new();
     };
@@ -471,7 +474,10 @@ async fn reschedule_fenced<T: Transport>(
 async fn close_fence<T: Transport>(ctx: &Ctx<'_, T>, fence: String) {
     let op = KvOp::put_ttl(fence, serde_json::json!(false), FENCE_SECONDS, Some(0));
     // Written (the reschedule can no longer land), or found (it committed already).
-    tried(ctx, || async { ctx.queen.kv_results(vec![op.clone()]).await.ok() }).await;
+    tried(ctx, || async {
+        ctx.queen.kv_results(vec![op.clone()]).await.ok()
+    })
+    .await;
 }
 
 /// Cancels a timer a reschedule created after the one it meant had fired. Tried three
@@ -479,14 +485,20 @@ async fn close_fence<T: Transport>(ctx: &Ctx<'_, T>, fence: String) {
 /// queue already (checker engine seed 441: a broker 503 on the one cancel, and the message
 /// came back after its delete). Should every try fail, that duplicate is what is left.
 async fn cancel_stray<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, key: &str) {
-    tried(ctx, || async { ctx.queen.timer_cancel(&q.name, key).await.ok() }).await;
+    tried(ctx, || async {
+        ctx.queen.timer_cancel(&q.name, key).await.ok()
+    })
+    .await;
 }
 
 /// Marks a superseded fire after the change committed. Tried three times, and the change
 /// succeeds whatever comes of it: the copy is visible as asked, and an unmarked fire is a
 /// duplicate, never a loss.
 async fn mark_stray<T: Transport>(ctx: &Ctx<'_, T>, q: &QueueRecord, mark: String) {
-    tried(ctx, || async { mark_deleted(ctx, q, vec![mark.clone()]).await.ok() }).await;
+    tried(ctx, || async {
+        mark_deleted(ctx, q, vec![mark.clone()]).await.ok()
+    })
+    .await;
 }
 
 /// A change to 0 by the handle of an earlier delivery: SQS makes the message visible when
