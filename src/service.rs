@@ -277,7 +277,9 @@ pub async fn delivery_route_early<T, F, I, R>(
 /// takes up to ten POSTs from the outbox (`?wait=N`: waiting up to N seconds, at most 5,
 /// for one), makes them and answers what it did. With `?early=1` it answers how many it
 /// took (`{"taken": n}`) as soon as it has them, and makes them afterwards: our host calls
-/// it so, so that a subscriber slow to answer holds up no later call. Anything but a POST
+/// it so, so that a subscriber slow to answer holds up no later call. With `?moves=1` it
+/// then steps every running message move task (our host asks once a second), so that a
+/// task runs without anyone listing it. Anything but a POST
 /// with the token is a 404, so the route is not told apart from a path that does not exist.
 async fn delivery_route<T, F, R>(
     req: Request,
@@ -321,6 +323,7 @@ async fn delivery_route<T, F, R>(
     };
     let wait_s = param("wait").and_then(|v| v.parse().ok()).unwrap_or(0);
     let early = param("early") == Some("1");
+    let step_move_tasks = param("moves") == Some("1");
     let json_answer = |v: Value| Response::new(200, "application/json", v.to_string().into_bytes());
     let taken = match worker::take(&ctx, wait_s).await {
         Ok(taken) => taken,
@@ -341,6 +344,10 @@ async fn delivery_route<T, F, R>(
         respond(json_answer(
             serde_json::to_value(&worked).unwrap_or_default(),
         ));
+    }
+    if step_move_tasks {
+        // Answered already: a step that fails is tried again at the next call.
+        let _ = crate::sqs::movetasks::advance_running(&ctx).await;
     }
 }
 

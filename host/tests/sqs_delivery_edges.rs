@@ -1754,6 +1754,45 @@ async fn a_maximum_size_message_received_with_visibility_zero_keeps_counting() {
     assert!(drain_bodies(&ep, &url, 1, 2, json!({})).await.is_empty());
 }
 
+/// SQS runs a move task on its own; the component lives for one request, so a task moved
+/// only inside requests that named it, and a rate-limited task nobody listed stalled after
+/// its first message (the peer suite's `test_move_task_cancel` waits 60 s for a second one).
+/// Our host calls the component on its clock, once a second, to step every running task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_move_task_goes_on_without_being_listed() {
+    let ep = Endpoint::with_env(&[
+        ("QUEEN_SQS_AUTH", "off"),
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT", "10"),
+    ])
+    .await;
+    let dlq = make_queue(&ep, "ticked-dlq", &[], 1).await;
+    let policy = json!({"deadLetterTargetArn": arn("ticked-dlq"), "maxReceiveCount": 3});
+    make_queue(
+        &ep,
+        "ticked-src",
+        &[("RedrivePolicy", &policy.to_string())],
+        1,
+    )
+    .await;
+    let dest = make_queue(&ep, "ticked-dest", &[], 1).await;
+    for i in 0..8 {
+        send(&ep, &dlq, &format!("m{i}")).await;
+    }
+    ep.sqs_ok(
+        "StartMessageMoveTask",
+        json!({"SourceArn": arn("ticked-dlq"), "DestinationArn": arn("ticked-dest"), "MaxNumberOfMessagesPerSecond": 1}),
+    )
+    .await;
+    // Nothing names the task for 5 s: at one a second, about five more have moved.
+    tokio::time::sleep(Duration::from_millis(5_000)).await;
+    let moved = drain_bodies(&ep, &dest, 8, 2, json!({})).await;
+    assert!(
+        (4..=7).contains(&moved.len()),
+        "{} moved in 5 s at one a second",
+        moved.len()
+    );
+}
+
 /// Found by the checker (seed 202): a move task moves only inside requests, so one that
 /// nobody listed stayed RUNNING long after SQS would have finished it, and every later
 /// `StartMessageMoveTask` of its source was refused. A start now advances it first.

@@ -5,7 +5,9 @@
 //! run a task. Instead a task advances INSIDE requests: `StartMessageMoveTask` moves a
 //! bounded step before answering, and every later `ListMessageMoveTasks` (and `Start`, which
 //! lists the source's tasks to enforce one active task) advances a RUNNING task one bounded
-//! step further. A step moves at most `STEP_CAP` messages, runs at most `STEP_MS` (so
+//! step further. A runtime with a clock steps every running task besides
+//! ([`advance_running`], which our host calls once a second through the delivery route), so
+//! a task nobody lists still runs, as on SQS. A step moves at most `STEP_CAP` messages, runs at most `STEP_MS` (so
 //! `Start` answers before an SDK gives up on it, however slow the broker) and, when
 //! `MaxNumberOfMessagesPerSecond` is set, never more than `rate × (seconds since start + 1)`
 //! in total, so the cap holds however often the task is polled. Progress lives in the KV
@@ -90,8 +92,10 @@ fn mint_task_id(request_id: &str) -> String {
     crate::model::uuid::hyphenated(&b)
 }
 
+const ACTIVE_PREFIX: &str = "qs:mva:";
+
 fn active_key(source: &str) -> String {
-    format!("qs:mva:{source}")
+    format!("{ACTIVE_PREFIX}{source}")
 }
 
 /// A task's progress record, stored as the `ListMessageMoveTasks` result shape.
@@ -290,6 +294,24 @@ pub async fn list_message_move_tasks<T: Transport>(
         results.push(t.listed());
     }
     Ok(json!({ "Results": results }))
+}
+
+/// One bounded step of every running task (each source's `qs:mva:` marker names its
+/// active one); how many were stepped. A task whose step fails is left for the next call.
+pub async fn advance_running<T: Transport>(ctx: &Ctx<'_, T>) -> Result<usize, ApiError> {
+    let mut stepped = 0;
+    for row in ctx.queen.kv_prefix_all(ACTIVE_PREFIX, 1_000).await? {
+        let Some(handle) = row.value.get("handle").and_then(Value::as_str) else {
+            continue;
+        };
+        let Ok(Some((task, version))) = load(ctx, handle).await else {
+            continue;
+        };
+        if task.running() && advance(ctx, task, version).await.is_ok() {
+            stepped += 1;
+        }
+    }
+    Ok(stepped)
 }
 
 /// One bounded step of a running task; answers the task as stored afterwards.

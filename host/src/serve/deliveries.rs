@@ -11,6 +11,11 @@
 //! calls are counted as broker calls). Every replica runs its loop; they share the outbox
 //! as SQS consumers share a queue.
 //!
+//! The same calls carry the component's clock-driven work: once a second a call also asks
+//! the route to step every running message move task (`queen_sqs::sqs::movetasks`), which
+//! on SQS runs without anyone listing it. With the loop off (`0` POSTs in flight) tasks
+//! move only inside the requests that name them.
+//!
 //! The route asks for the deployment's delivery token: `QUEEN_SQS_DELIVERY_TOKEN` when it is
 //! set (a runtime without this loop calls the route with it), otherwise one made at start
 //! and known to this host alone.
@@ -31,6 +36,8 @@ const MAX_IN_FLIGHT: usize = 5000;
 const AFTER_FAILURE: Duration = Duration::from_millis(500);
 /// The long poll of a call while the outbox is empty, in seconds.
 const WAIT_S: u64 = 1;
+/// How often a call also steps the running move tasks.
+const MOVE_TASKS_EVERY: Duration = Duration::from_secs(1);
 
 /// The loop's settings.
 #[derive(Debug, Clone)]
@@ -85,15 +92,20 @@ impl DeliveryLoop {
         let token = self.token.clone();
         let task = tokio::spawn(async move {
             let mut wait_s = WAIT_S;
+            let mut moves_due = tokio::time::Instant::now();
             loop {
                 let Ok(mut room) = permits.clone().acquire_many_owned(PER_CALL as u32).await else {
                     return;
                 };
                 let started = tokio::time::Instant::now();
+                let step_moves = started >= moves_due;
+                if step_moves {
+                    moves_due = started + MOVE_TASKS_EVERY;
+                }
                 let (done, finished) = tokio::sync::oneshot::channel::<()>();
                 match server
                     .clone()
-                    .call_delivery_route(&token, wait_s, done)
+                    .call_delivery_route(&token, wait_s, step_moves, done)
                     .await
                 {
                     Some(n) if n > 0 => {

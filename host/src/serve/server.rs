@@ -468,14 +468,18 @@ impl Server {
         self: Arc<Self>,
         token: &str,
         wait_s: u64,
+        step_move_tasks: bool,
         done: tokio::sync::oneshot::Sender<()>,
     ) -> Option<u64> {
         use queen_sqs::sns::webhook::{ROUTE, TOKEN_HEADER};
-        let req = hyper::Request::post(format!("http://127.0.0.1{ROUTE}?wait={wait_s}&early=1"))
-            .header(http::header::HOST, "127.0.0.1")
-            .header(TOKEN_HEADER, token)
-            .body(Full::new(Bytes::new()))
-            .ok()?;
+        let moves = if step_move_tasks { "&moves=1" } else { "" };
+        let req = hyper::Request::post(format!(
+            "http://127.0.0.1{ROUTE}?wait={wait_s}&early=1{moves}"
+        ))
+        .header(http::header::HOST, "127.0.0.1")
+        .header(TOKEN_HEADER, token)
+        .body(Full::new(Bytes::new()))
+        .ok()?;
         let mut permits = self.take_slot(false).await?;
         permits._delivery = Some(done);
         let resp = self.run(req, permits).await.ok()?;
