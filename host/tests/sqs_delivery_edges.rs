@@ -876,6 +876,62 @@ async fn a_deduplication_id_used_since_a_purge_stays_a_duplicate_in_a_group_busy
     assert_eq!(attr(&got[0], "MessageGroupId"), "g2");
 }
 
+/// Found by the checker (engine seed 597, chaos profile): a `PurgeQueue` cut off after the
+/// broker queue's delete (its next broker call failed; the client got 503) left the record
+/// naming the old incarnation, so the queue, re-created by the next send, got its lanes
+/// under their old names, and the released engine's deduplication cache, kept by lane name,
+/// skipped the check: a send routed to a group whose message held its deduplication id was
+/// stored beside it. A purge now names the new incarnation before it deletes anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_deduplication_id_stays_a_duplicate_after_a_purge_cut_off_after_its_delete() {
+    use std::sync::atomic::{AtomicU8, Ordering::SeqCst};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = a
+        .create_queue("cut.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    for id in ["before-0", "before-1", "before-2"] {
+        send_fifo(&a, &url, id, "g1", id).await;
+    }
+    // Replica b's purge: the broker queue's delete goes through, the call after it fails.
+    let stage = Arc::new(AtomicU8::new(0));
+    let seen_stage = stage.clone();
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let delete = *seen.method == hyper::Method::DELETE
+                && seen
+                    .path_and_query
+                    .starts_with("/api/v1/resources/queues/cut.fifo");
+            if delete {
+                seen_stage.store(1, SeqCst);
+                return None;
+            }
+            (seen_stage.load(SeqCst) == 1 && seen_stage.swap(2, SeqCst) == 1)
+                .then(|| (503, br#"{"error":"unavailable"}"#.to_vec()))
+        }))
+        .await;
+    let (status, v) = b
+        .sqs(
+            "PurgeQueue",
+            json!({"QueueUrl": url.replace(&a.url, &b.url)}),
+        )
+        .await;
+    assert_eq!(
+        stage.load(SeqCst),
+        2,
+        "the purge was cut off after the delete"
+    );
+    assert!(status >= 500, "the cut-off purge answered {status}: {v}");
+    // Through the replica that purged (the other one's record may be cached from before).
+    let url_b = url.replace(&a.url, &b.url);
+    let first = send_fifo(&b, &url_b, "first", "g1", "x").await;
+    assert_eq!(send_fifo(&b, &url_b, "second", "g1", "x").await, first);
+    assert_eq!(send_fifo(&b, &url_b, "third", "g2", "x").await, first);
+    let got = drain_bodies(&b, &url_b, 3, 3, json!({})).await;
+    let bodies: Vec<&str> = got.keys().map(String::as_str).collect();
+    assert_eq!(bodies, ["first"], "one message per deduplication id");
+}
+
 /// Found by the checker (embedded seed 3, and before it seed 205): a FIFO receive whose
 /// pop was answered after the claim's lease (its visibility timeout) had run out popped the
 /// same group again in its next round, then named that group's record twice in one KV call,

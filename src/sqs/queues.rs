@@ -525,9 +525,14 @@ pub async fn purge_queue<T: Transport>(
 async fn delete_and_recreate<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Result<(), ApiError> {
     // Marked first: cut off after the delete, the broker queue would come back with the
     // broker's defaults at the next push; a push that sees the mark configures it first.
+    // The new incarnation is named now too (FIFO lanes and deduplication claims carry it):
+    // cut off after the delete, the queue would otherwise come back with its lanes under
+    // their old names, whose deduplication state the released engine keeps by name, and a
+    // duplicate there is stored twice (checker engine seed 597).
     let began = ctx.now_ms;
     registry::update(ctx, name, |r| {
         r.purging = Some(began);
+        r.purged = began.max(r.purged + 1);
         Ok(())
     })
     .await?;
@@ -542,11 +547,10 @@ async fn delete_and_recreate<T: Transport>(ctx: &Ctx<'_, T>, name: &str) -> Resu
     ctx.queen
         .configure(name, &current.record.queen_options())
         .await?;
-    // The purged messages' deduplication ids go with them (a new incarnation, `dedup`).
-    let now = ctx.now_ms;
     registry::update(ctx, name, |r| {
-        r.purged = now.max(r.purged + 1);
-        r.purging = None;
+        if r.purging == Some(began) {
+            r.purging = None;
+        }
         Ok(())
     })
     .await?;

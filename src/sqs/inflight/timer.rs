@@ -660,7 +660,7 @@ fn received_before_emptied(q: &QueueRecord, h: &ReceiptHandle) -> bool {
 }
 
 /// Whether a purge of the queue began after the handle's delivery was made: the record says
-/// so once the purge is done, its marker while it runs (and for the cooldown after).
+/// so from the purge's first step (`purged`, the time it began), its cooldown marker too.
 async fn purged_since_received<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
