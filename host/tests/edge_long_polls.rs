@@ -258,12 +258,28 @@ async fn ten_thousand_long_polls_wait_at_once_and_are_all_answered() {
         Some(&POLLS),
         "answers by status: {statuses:?}"
     );
+    // Each message reaches one poll at most, and none is lost: on a loaded machine some
+    // polls' 20 s end while the sends are made (CI under load, 2026-12-07: 9 of 20 taken
+    // by polls), and what no poll took is still in the queue.
+    assert!(!bodies.is_empty(), "no waiting poll took a sent message");
+    let taken_by_polls = bodies.len();
+    for _ in 0..SENT {
+        let body =
+            format!(r#"{{"QueueUrl":"{url}","WaitTimeSeconds":1,"MaxNumberOfMessages":10}}"#);
+        let (status, answer) = call(addr, "ReceiveMessage", &body).await.unwrap();
+        assert_eq!(status, 200, "{answer}");
+        let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        let Some(ms) = v["Messages"].as_array().filter(|ms| !ms.is_empty()) else {
+            break;
+        };
+        bodies.extend(ms.iter().map(|m| m["Body"].as_str().unwrap().to_string()));
+    }
     bodies.sort();
     let mut expected: Vec<String> = (0..SENT).map(|i| format!("m{i}")).collect();
     expected.sort();
     assert_eq!(
         bodies, expected,
-        "each message delivered to exactly one poll"
+        "each message delivered once ({taken_by_polls} to waiting polls)"
     );
     assert!(
         per_poll <= MAX_KIB_PER_POLL,
