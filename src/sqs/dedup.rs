@@ -18,17 +18,20 @@
 //! holder's push stalled longer than that still loses the race; the message is then
 //! delivered in the holder's group, never lost (`docs/divergences.md`).
 //!
-//! A routed push carries the group it was sent in (`carried::GROUP_ID`). A `PurgeQueue`
-//! while a send waits on a claim takes the holder's message and the broker's memory of
-//! its id, and the routed push is then stored, as a message of its own, in the holder's
-//! lane of the purged incarnation (checker engine seed 530); the receive that meets a lane
-//! named before the purge moves its messages into their groups' current lanes
-//! (`redrive::relane`), and a routed message so into the group it was sent in.
+//! A `PurgeQueue` while a send waits on a claim takes the holder's message and the
+//! broker's memory of its id, and a routed push would then be stored, as a message of its
+//! own, in the holder's lane of the purged incarnation (checker engine seed 530). So a send
+//! about to be routed reads the queue's record afresh, and when a purge began since the
+//! record it claimed under (a purge names its new incarnation first), it starts again under
+//! the new one. Should a purge begin after that read, the routed push carries the group it
+//! was sent in (`carried::GROUP_ID`), and the receive that meets the lane named before the
+//! purge moves it into that group (`redrive::relane`; a receive whose record is older than
+//! the purge, up to the registry cache, still answers it in the holder's group).
 //!
 //! Cost: one KV write call per FIFO send on a queue-scoped queue.
 
 use super::lanes;
-use super::registry::QueueRecord;
+use super::registry::{self, QueueRecord};
 use crate::ctx::Ctx;
 use crate::http::Transport;
 use crate::model::{carried, Envelope};
@@ -54,12 +57,14 @@ pub fn queue_scoped(q: &QueueRecord) -> bool {
             .unwrap_or_else(|| q.attr("DeduplicationScope") != Some("messageGroup"))
 }
 
-/// Routes FIFO pushes whose deduplication id another group holds into that group.
+/// Routes FIFO pushes whose deduplication id another group holds into that group. Answers
+/// the queue's record read afresh when the send must start again under it: a purge began
+/// (or the queue was made again) since `q`, under which the claims were read.
 pub async fn route<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     pushes: &mut [PushItem],
-) -> Result<(), ApiError> {
+) -> Result<Option<QueueRecord>, ApiError> {
     // The first group to claim each id, in send order (one op per id: a key may be
     // written once per call).
     let mut claims: Vec<(String, String)> = Vec::new();
@@ -71,7 +76,7 @@ pub async fn route<T: Transport>(
         }
     }
     if claims.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let ttl = q.dedup_window_seconds();
     let claim = |group: &str| json!({ "g": group, "at": ctx.now_ms });
@@ -81,6 +86,7 @@ pub async fn route<T: Transport>(
         .collect();
     let results = ctx.queen.kv_results(ops).await?;
     let mut waited = 0;
+    let mut routed = false;
     for ((_, group), r) in claims.iter_mut().zip(&results) {
         if r.applied() {
             continue;
@@ -93,10 +99,19 @@ pub async fn route<T: Transport>(
             let wait = (made + LANDING_GRACE_MS - ctx.now_ms).clamp(0, LANDING_GRACE_MS);
             waited = waited.max(wait);
             *group = holder.to_string();
+            routed = true;
         }
     }
     if waited > 0 {
         ctx.queen.transport().pause(waited as u64).await;
+    }
+    if routed {
+        if let Some(now) = registry::load(ctx, &q.name).await? {
+            let r = now.record;
+            if r.created != q.created || r.purged != q.purged {
+                return Ok(Some(r));
+            }
+        }
     }
     for p in pushes.iter_mut() {
         let Some(id) = &p.transaction_id else {
@@ -109,7 +124,7 @@ pub async fn route<T: Transport>(
             }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Stamps a push about to be routed into another group's lane with the group it was sent

@@ -253,6 +253,16 @@ async fn deliver<T: Transport>(
     q: &QueueRecord,
     msgs: &[(usize, &Outgoing)],
 ) -> Result<Vec<Result<Value, ApiError>>, ApiError> {
+    deliver_under(ctx, q, msgs, false).await
+}
+
+/// [`deliver`] under the record `q`; `restarted` once it started again after a purge.
+async fn deliver_under<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    msgs: &[(usize, &Outgoing)],
+    restarted: bool,
+) -> Result<Vec<Result<Value, ApiError>>, ApiError> {
     registry::heal_unfinished_purge(ctx, q).await?;
     let mut pushes: Vec<PushItem> = Vec::new();
     let mut push_of: Vec<Option<usize>> = Vec::with_capacity(msgs.len());
@@ -301,7 +311,13 @@ async fn deliver<T: Transport>(
         }
     }
     if dedup::queue_scoped(q) {
-        dedup::route(ctx, q, &mut pushes).await?;
+        if let Some(now) = dedup::route(ctx, q, &mut pushes).await? {
+            // Purged while it waited on another group's claim: the send starts again
+            // under the new incarnation (once; a purge has a 60 s cooldown).
+            if !restarted {
+                return Box::pin(deliver_under(ctx, &now, msgs, true)).await;
+            }
+        }
     }
     let push_call = async {
         if pushes.is_empty() {
