@@ -603,7 +603,11 @@ class Checker:
                     origin = "dup"
         elif hq is not None and hq.redrive and qkey == hq.redrive[0]:
             origin = "dlq"
-            want = s.message_id or (prior[0].message_id if prior else None)
+            # The id the send was answered, or the first home copy's; a message whose send
+            # went unanswered and that the checker first saw as a move task's copy (a new
+            # MessageId; seed 605) has an original the checker never saw.
+            home_first = prior[0].message_id if prior and prior[0].origin == "home" else None
+            want = s.message_id or home_first
             orig = attrs.get("queen.originalMessageId")
             if want and orig != want:
                 self.bad("dead-letter", f"dead-letter copy of {s.token} names original {orig!r}, its MessageId is {want}", [c])
