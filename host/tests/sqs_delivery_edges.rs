@@ -1810,6 +1810,34 @@ async fn a_maximum_size_message_received_with_visibility_zero_keeps_counting() {
     assert!(drain_bodies(&ep, &url, 1, 2, json!({})).await.is_empty());
 }
 
+/// `<name>-dlq`, the dead-letter queue of `<name>-src`, holding `n` messages: their URLs.
+async fn dead_letter_queue_holding(ep: &Endpoint, name: &str, n: usize) -> (String, String) {
+    let dlq_name = format!("{name}-dlq");
+    let dlq = make_queue(ep, &dlq_name, &[], 1).await;
+    let policy = json!({"deadLetterTargetArn": arn(&dlq_name), "maxReceiveCount": 3});
+    let redrive = policy.to_string();
+    let src = make_queue(
+        ep,
+        &format!("{name}-src"),
+        &[("RedrivePolicy", &redrive)],
+        1,
+    )
+    .await;
+    for i in 0..n {
+        send(ep, &dlq, &format!("m{i}")).await;
+    }
+    (dlq, src)
+}
+
+/// Starts a task moving `source`'s messages to `destination` at one a second.
+async fn move_one_a_second(ep: &Endpoint, source: &str, destination: &str) {
+    ep.sqs_ok(
+        "StartMessageMoveTask",
+        json!({"SourceArn": arn(source), "DestinationArn": arn(destination), "MaxNumberOfMessagesPerSecond": 1}),
+    )
+    .await;
+}
+
 /// SQS runs a move task on its own; the component lives for one request, so a task moved
 /// only inside requests that named it, and a rate-limited task nobody listed stalled after
 /// its first message (the peer suite's `test_move_task_cancel` waits 60 s for a second one).
@@ -1821,24 +1849,9 @@ async fn a_rate_limited_move_task_goes_on_without_being_listed() {
         ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT", "10"),
     ])
     .await;
-    let dlq = make_queue(&ep, "ticked-dlq", &[], 1).await;
-    let policy = json!({"deadLetterTargetArn": arn("ticked-dlq"), "maxReceiveCount": 3});
-    make_queue(
-        &ep,
-        "ticked-src",
-        &[("RedrivePolicy", &policy.to_string())],
-        1,
-    )
-    .await;
+    dead_letter_queue_holding(&ep, "ticked", 8).await;
     let dest = make_queue(&ep, "ticked-dest", &[], 1).await;
-    for i in 0..8 {
-        send(&ep, &dlq, &format!("m{i}")).await;
-    }
-    ep.sqs_ok(
-        "StartMessageMoveTask",
-        json!({"SourceArn": arn("ticked-dlq"), "DestinationArn": arn("ticked-dest"), "MaxNumberOfMessagesPerSecond": 1}),
-    )
-    .await;
+    move_one_a_second(&ep, "ticked-dlq", "ticked-dest").await;
     // Nothing names the task for 5 s: at one a second, about five more have moved.
     tokio::time::sleep(Duration::from_millis(5_000)).await;
     let moved = drain_bodies(&ep, &dest, 8, 2, json!({})).await;
@@ -1855,23 +1868,8 @@ async fn a_rate_limited_move_task_goes_on_without_being_listed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_task_that_had_time_to_finish_does_not_block_the_next_start() {
     let ep = Endpoint::start().await;
-    let dlq = make_queue(&ep, "done-dlq", &[], 1).await;
-    let policy = json!({"deadLetterTargetArn": arn("done-dlq"), "maxReceiveCount": 3});
-    let src = make_queue(
-        &ep,
-        "done-src",
-        &[("RedrivePolicy", &policy.to_string())],
-        1,
-    )
-    .await;
-    for i in 0..3 {
-        send(&ep, &dlq, &format!("m{i}")).await;
-    }
-    ep.sqs_ok(
-        "StartMessageMoveTask",
-        json!({"SourceArn": arn("done-dlq"), "DestinationArn": arn("done-src"), "MaxNumberOfMessagesPerSecond": 1}),
-    )
-    .await;
+    let (_, src) = dead_letter_queue_holding(&ep, "done", 3).await;
+    move_one_a_second(&ep, "done-dlq", "done-src").await;
     // One message a second: three need about three seconds.
     tokio::time::sleep(Duration::from_secs(4)).await;
     let (status, v) = ep
