@@ -7,8 +7,9 @@
 //! lists the source's tasks to enforce one active task) advances a RUNNING task one bounded
 //! step further. A runtime with a clock steps every running task besides
 //! ([`advance_running`], which our host calls once a second through the delivery route), so
-//! a task nobody lists still runs, as on SQS. A step moves at most `STEP_CAP` messages, runs at most `STEP_MS` (so
-//! `Start` answers before an SDK gives up on it, however slow the broker) and, when
+//! a task nobody lists still runs, as on SQS. A step moves at most `STEP_CAP` messages,
+//! runs at most `STEP_MS` (so `Start` answers before an SDK gives up on it, however slow
+//! the broker) and, when
 //! `MaxNumberOfMessagesPerSecond` is set, never more than `rate × (seconds since start + 1)`
 //! in total, so the cap holds however often the task is polled. Progress lives in the KV
 //! record `qs:mv:<TaskHandle>` and is written under compare-and-set, so any instance can
