@@ -4,6 +4,7 @@
 //! calls them do not import each other.
 
 use crate::config::Config;
+use crate::http::Transport;
 use crate::queen::Queen;
 
 /// What an action sees of the request it serves.
@@ -12,6 +13,8 @@ pub struct Ctx<'a, T> {
     pub queen: Queen<'a, T>,
     /// Milliseconds since the Unix epoch, as the edge read the clock.
     pub now_ms: i64,
+    /// The transport's monotonic clock when `now_ms` was read (None: it has none).
+    pub started_clock_ms: Option<u64>,
     /// `scheme://host` as the client reached us: queue URLs are built from it.
     pub base_url: String,
     pub request_id: &'a str,
@@ -26,5 +29,16 @@ pub struct Ctx<'a, T> {
 impl<T> Ctx<'_, T> {
     pub fn now_s(&self) -> i64 {
         self.now_ms.div_euclid(1000)
+    }
+}
+
+impl<T: Transport> Ctx<'_, T> {
+    /// Milliseconds since the Unix epoch now, not when the request began: a long poll
+    /// runs for seconds.
+    pub fn wall_ms(&self) -> i64 {
+        match (self.started_clock_ms, self.queen.transport().clock_ms()) {
+            (Some(start), Some(now)) => self.now_ms + now.saturating_sub(start) as i64,
+            _ => self.now_ms,
+        }
     }
 }

@@ -147,3 +147,64 @@ async fn a_release_whose_timer_the_sweeper_holds_does_not_bring_the_message_back
         "the fires' copies were consumed"
     );
 }
+
+/// Two releases of one delivery (a `ChangeMessageVisibilityBatch` naming one handle twice,
+/// both to 0) push the same copy under the same transaction id. On the released engine,
+/// two such pushes running at once can leave the second neither stored nor named a
+/// duplicate: the engine rolls its transaction back `ack_rejected` ("resolved 0 of 1
+/// pushes"), and that entry answered 500 (checker engine seed 636, where a purge had just
+/// cancelled the timer both releases read). The proxy answers the second release of each
+/// delivery with the engine's recorded rollback, and forwards every other call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_release_whose_push_meets_a_twin_in_flight_answers_no_500() {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    const UNRESOLVED: &str = r#"{"error":"QTXN resolved 0 of 1 pushes (empty or unknown queue/partition)","reason":"ack_rejected","results":[],"success":false,"transactionId":"01a2513c-a700-7000-a2f2-4d443d7d4357"}"#;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "twin-release", &[("VisibilityTimeout", "30")], 1).await;
+    let arrivals: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let seen_arrivals = arrivals.clone();
+    let b = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let body: Value = serde_json::from_slice(seen.body).unwrap_or(Value::Null);
+            if !is_release(seen.path_and_query, &body) {
+                return None;
+            }
+            let txn = body["operations"][0]["items"][0]["transactionId"].to_string();
+            let mut arrivals = seen_arrivals.lock().unwrap();
+            let n = arrivals.entry(txn).or_default();
+            *n += 1;
+            (*n == 2).then(|| (200, UNRESOLVED.as_bytes().to_vec()))
+        }))
+        .await;
+    let url_b = url.replace(&a.url, &b.url);
+    for round in 0..3 {
+        send(&a, &url, &format!("m{round}")).await;
+        let got = receive(&b, &url_b, json!({"WaitTimeSeconds": 5})).await;
+        assert_eq!(got.len(), 1, "round {round}");
+        let handle = &got[0]["ReceiptHandle"];
+        let (status, v) = b
+            .sqs(
+                "ChangeMessageVisibilityBatch",
+                json!({"QueueUrl": url_b, "Entries": [
+                    {"Id": "one", "ReceiptHandle": handle, "VisibilityTimeout": 0},
+                    {"Id": "two", "ReceiptHandle": handle, "VisibilityTimeout": 0},
+                ]}),
+            )
+            .await;
+        assert_eq!(status, 200, "round {round}: {v}");
+        assert!(
+            v["Failed"].as_array().is_none_or(Vec::is_empty),
+            "round {round}: {v}"
+        );
+        // Visible at once, once; deleted, it does not come back.
+        let again = receive(&a, &url, json!({"WaitTimeSeconds": 2})).await;
+        assert_eq!(again.len(), 1, "round {round}: {again:?}");
+        delete(&a, &url, &again[0]).await;
+    }
+    let left = receive(&a, &url, json!({"WaitTimeSeconds": 1})).await;
+    assert!(left.is_empty(), "{left:?}");
+    let arrivals = arrivals.lock().unwrap();
+    assert_eq!(arrivals.len(), 3, "one timer a round: {arrivals:?}");
+    assert!(arrivals.values().all(|n| *n >= 2), "{arrivals:?}");
+}

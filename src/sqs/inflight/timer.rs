@@ -605,7 +605,12 @@ async fn release<T: Transport>(
         timers: vec![TimerOp::Cancel(TimerCancel::new(&q.name, key))],
         ..Transaction::default()
     };
-    match ctx.queen.transaction(&txn).await? {
+    let mut outcome = ctx.queen.transaction(&txn).await?;
+    if unresolved_push(&outcome) {
+        ctx.queen.transport().pause(TWIN_PUSH_PAUSE_MS).await;
+        outcome = ctx.queen.transaction(&txn).await?;
+    }
+    match outcome {
         TxnOutcome::Committed(results) => {
             match results
                 .last()
@@ -641,11 +646,38 @@ async fn release<T: Transport>(
             reason: RollbackReason::Duplicate,
             ..
         } => Ok(Changed::Visible),
+        // Unresolved twice: the broker queue itself is missing (a purge between its delete
+        // and its re-creation); the client may try again.
+        TxnOutcome::RolledBack {
+            reason: reason @ RollbackReason::AckRejected,
+            error,
+        } => Err(ApiError::new(
+            ErrorCode::ServiceUnavailable,
+            format!("The visibility change failed ({reason}): {error}"),
+        )),
         TxnOutcome::RolledBack { reason, error } => Err(ApiError::new(
             ErrorCode::InternalError,
             format!("The visibility change failed ({reason}): {error}"),
         )),
     }
+}
+
+/// How long a release waits before it asks again after its push met a twin in flight.
+const TWIN_PUSH_PAUSE_MS: u64 = 50;
+
+/// Whether a release's transaction (a push, no acks) was rolled back because the broker
+/// could not resolve its push. The released engine answers so (`ack_rejected`, "resolved
+/// 0 of 1 pushes") when the push meets an uncommitted push of the same transaction id: the
+/// other release of one handle named twice in a batch, or its timer's fire (checker
+/// engine seed 636). Asked again once that one has committed, the push is a duplicate.
+fn unresolved_push(outcome: &TxnOutcome) -> bool {
+    matches!(
+        outcome,
+        TxnOutcome::RolledBack {
+            reason: RollbackReason::AckRejected,
+            ..
+        }
+    )
 }
 
 /// How far ahead of a timer's due time a release marks its fire in the transaction itself:

@@ -1,0 +1,105 @@
+//! Requests racing a `PurgeQueue` (issue 19, checker engine seed 636). A purge deletes the
+//! broker queue and configures a new one; in between, a send re-creates the queue with the
+//! broker's defaults. Both brokers.
+
+mod sqs_messages_support;
+mod support;
+
+use serde_json::json;
+use sqs_messages_support::*;
+use std::time::{Duration, Instant};
+use support::Endpoint;
+
+/// A FIFO queue's `DelaySeconds` is its broker queue's own delay option. A message sent
+/// while a purge had deleted the broker queue re-created it without one, and was delivered
+/// 0.06 s after its send on a queue with `DelaySeconds=2` (checker engine seed 636). The
+/// broker queue is put in that state here directly: configured with the broker's defaults.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fifo_message_waits_out_the_queue_delay_while_the_broker_queue_has_lost_it() {
+    let a = Endpoint::start().await;
+    let name = "lost-delay.fifo";
+    let url = a
+        .create_queue(name, json!({"FifoQueue": "true", "DelaySeconds": "2"}))
+        .await;
+    let defaults = json!({"queue": name, "mode": "replace", "options": {"delayedProcessing": 0}});
+    let (status, v) = broker(&a, "POST", "/api/v1/configure", defaults).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(a.broker.queue_options(name).await["delayedProcessing"], 0);
+    let sent = Instant::now();
+    send_fifo(&a, &url, "delayed", "g", "d1").await;
+    send_fifo(&a, &url, "delayed too", "g", "d2").await;
+    let mut delivered = None;
+    while sent.elapsed() < Duration::from_secs(8) {
+        let got = receive(&a, &url, json!({"VisibilityTimeout": 30})).await;
+        if !got.is_empty() {
+            delivered = Some((sent.elapsed(), got));
+            break;
+        }
+        sleep_ms(100).await;
+    }
+    let (after, got) = delivered.expect("delivered once its delay ended");
+    assert!(
+        after >= Duration::from_millis(1_700),
+        "delivered {:.2} s after its send, DelaySeconds=2",
+        after.as_secs_f64()
+    );
+    let bodies: Vec<&str> = got.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["delayed", "delayed too"]);
+    // The receives that found it too young did not count.
+    for m in &got {
+        assert_eq!(attr(m, "ApproximateReceiveCount"), "1", "{m}");
+    }
+}
+
+/// A visibility change to 0 pushes the delivery's copy back and cancels its timer in one
+/// transaction. One that read the timer before a purge cancelled it, and reached the broker
+/// after the purge deleted the broker queue, had its push refused (the engine rolls the
+/// transaction back `ack_rejected`: "resolved 0 of 1 pushes") and answered 500 (checker
+/// engine seed 636, a `ChangeMessageVisibilityBatch` naming one handle twice). The message
+/// was purged: the change is refused as a change of a message that no longer exists, and
+/// nothing comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_visibility_change_reaching_the_broker_while_a_purge_has_deleted_its_queue_answers_no_500(
+) {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = make_queue(&a, "purge-change", &[("VisibilityTimeout", "30")], 1).await;
+    send(&a, &url, "purged").await;
+    let got = receive(&a, &url, json!({})).await;
+    assert_eq!(got.len(), 1);
+    let handle = got[0]["ReceiptHandle"].as_str().unwrap().to_string();
+    // Replica b's transactions are held 1.5 s; replica c's purge holds its configure of
+    // the new broker queue 3 s, so b's change lands while the queue is deleted.
+    let b = a
+        .replica_behind(Arc::new(|seen: &support::Seen| {
+            if seen.path_and_query.starts_with("/api/v1/transaction") {
+                std::thread::sleep(Duration::from_millis(1_500));
+            }
+            None
+        }))
+        .await;
+    let c = a
+        .replica_behind(Arc::new(|seen: &support::Seen| {
+            if seen.path_and_query.starts_with("/api/v1/configure") {
+                std::thread::sleep(Duration::from_millis(3_000));
+            }
+            None
+        }))
+        .await;
+    let (url_b, url_c) = (url.replace(&a.url, &b.url), url.replace(&a.url, &c.url));
+    let change = tokio::spawn(async move {
+        b.sqs(
+            "ChangeMessageVisibility",
+            json!({"QueueUrl": url_b, "ReceiptHandle": handle, "VisibilityTimeout": 0}),
+        )
+        .await
+    });
+    sleep_ms(400).await;
+    let purge = tokio::spawn(async move { c.sqs("PurgeQueue", json!({"QueueUrl": url_c})).await });
+    let (status, v) = change.await.unwrap();
+    assert!(status < 500, "the change answered {status}: {v}");
+    let (status, v) = purge.await.unwrap();
+    assert_eq!(status, 200, "{v}");
+    let back = receive(&a, &url, json!({"WaitTimeSeconds": 2})).await;
+    assert!(back.is_empty(), "the purged message came back: {back:?}");
+}
