@@ -103,3 +103,39 @@ async fn a_visibility_change_reaching_the_broker_while_a_purge_has_deleted_its_q
     let back = receive(&a, &url, json!({"WaitTimeSeconds": 2})).await;
     assert!(back.is_empty(), "the purged message came back: {back:?}");
 }
+
+/// A FIFO send whose deduplication id another group claimed a moment ago waits (up to
+/// 2 s) for that group's message to land, then is routed into that group's lane. A purge
+/// that ran meanwhile leaves that lane to the purged incarnation: a receive with a fresh
+/// record moves its message into the group it was sent in, but a replica whose record was
+/// cached from before the purge took the lane for the group's own and delivered the
+/// message in the holder's group (checker embedded seed 604). The send now starts again
+/// under the new incarnation, where the purged message's claim is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_send_routed_across_a_purge_keeps_its_group_for_a_replica_with_an_older_record() {
+    let a = Endpoint::start().await;
+    let url = a
+        .create_queue("routed.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    let env = vec![
+        ("QUEEN_URL".to_string(), a.broker.url()),
+        ("QUEEN_SQS_HANDLE_SECRET".into(), support::HANDLE_SECRET.into()),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ("QUEEN_SQS_REGISTRY_CACHE_MS".into(), "60000".into()),
+    ];
+    let r = Endpoint::serve_remote(env, a.broker.clone(), a.data_dir.clone()).await;
+    let url_r = url.replace(&a.url, &r.url);
+    // Replica r reads the queue's record now, and keeps it past the purge.
+    assert!(receive(&r, &url_r, json!({})).await.is_empty());
+    send_fifo(&a, &url, "g1", "g1", "same-id").await;
+    let purge = async {
+        sleep_ms(500).await;
+        a.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    };
+    let (second, _) = tokio::join!(send_fifo(&a, &url, "g2", "g2", "same-id"), purge);
+    let got = receive(&r, &url_r, json!({"WaitTimeSeconds": 2})).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["Body"], "g2");
+    assert_eq!(attr(&got[0], "MessageGroupId"), "g2", "delivered in its own group");
+    assert_eq!(got[0]["MessageId"], second.as_str());
+}
