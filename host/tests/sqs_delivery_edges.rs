@@ -1862,6 +1862,34 @@ async fn a_rate_limited_move_task_goes_on_without_being_listed() {
     );
 }
 
+/// The host steps running move tasks through its delivery loop, which meets a broker that
+/// is away like any other call: the task stalls, and goes on when the broker is back,
+/// without anyone listing it. The replica reaches the broker over TCP, so it meets the
+/// restarted one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_task_goes_on_after_the_broker_was_away() {
+    let a = Endpoint::start().await;
+    let env = vec![
+        ("QUEEN_URL".to_string(), a.broker.url()),
+        ("QUEEN_SQS_HANDLE_SECRET".into(), support::HANDLE_SECRET.into()),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".into(), "10".into()),
+    ];
+    let r = Endpoint::serve_remote(env, a.broker.clone(), a.data_dir.clone()).await;
+    dead_letter_queue_holding(&r, "away", 6).await;
+    let dest = make_queue(&r, "away-dest", &[], 1).await;
+    move_one_a_second(&r, "away-dlq", "away-dest").await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    a.broker.stop().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    a.broker.restart().await;
+    // Six at one a second, from before the outage to well after it; receives do not step
+    // the task (only a start or a listing would).
+    let moved = drain_bodies(&r, &dest, 6, 25, json!({})).await;
+    let bodies: Vec<&str> = moved.keys().map(String::as_str).collect();
+    assert_eq!(bodies, ["m0", "m1", "m2", "m3", "m4", "m5"]);
+}
+
 /// Found by the checker (seed 202): a move task moves only inside requests, so one that
 /// nobody listed stayed RUNNING long after SQS would have finished it, and every later
 /// `StartMessageMoveTask` of its source was refused. A start now advances it first.
