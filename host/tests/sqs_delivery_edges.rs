@@ -1871,7 +1871,10 @@ async fn a_move_task_goes_on_after_the_broker_was_away() {
     let a = Endpoint::start().await;
     let env = vec![
         ("QUEEN_URL".to_string(), a.broker.url()),
-        ("QUEEN_SQS_HANDLE_SECRET".into(), support::HANDLE_SECRET.into()),
+        (
+            "QUEEN_SQS_HANDLE_SECRET".into(),
+            support::HANDLE_SECRET.into(),
+        ),
         ("QUEEN_SQS_AUTH".into(), "off".into()),
         ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".into(), "10".into()),
     ];

@@ -119,7 +119,10 @@ async fn a_send_routed_across_a_purge_keeps_its_group_for_a_replica_with_an_olde
         .await;
     let env = vec![
         ("QUEEN_URL".to_string(), a.broker.url()),
-        ("QUEEN_SQS_HANDLE_SECRET".into(), support::HANDLE_SECRET.into()),
+        (
+            "QUEEN_SQS_HANDLE_SECRET".into(),
+            support::HANDLE_SECRET.into(),
+        ),
         ("QUEEN_SQS_AUTH".into(), "off".into()),
         ("QUEEN_SQS_REGISTRY_CACHE_MS".into(), "60000".into()),
     ];
@@ -136,6 +139,10 @@ async fn a_send_routed_across_a_purge_keeps_its_group_for_a_replica_with_an_olde
     let got = receive(&r, &url_r, json!({"WaitTimeSeconds": 2})).await;
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0]["Body"], "g2");
-    assert_eq!(attr(&got[0], "MessageGroupId"), "g2", "delivered in its own group");
+    assert_eq!(
+        attr(&got[0], "MessageGroupId"),
+        "g2",
+        "delivered in its own group"
+    );
     assert_eq!(got[0]["MessageId"], second.as_str());
 }

@@ -13,8 +13,8 @@
 use super::claim_record::{self, Claim, Reopened, Stored};
 use super::lease::release_all;
 use super::{
-    counts, dead_letter_copy, lease_handle, lease_of, pop_failed_by_purge, pop_rounds,
-    sent_ms, wait_left_ms, Asked, Delivery,
+    counts, dead_letter_copy, lease_handle, lease_of, pop_failed_by_purge, pop_rounds, sent_ms,
+    wait_left_ms, Asked, Delivery,
 };
 use crate::ctx::Ctx;
 use crate::http::Transport;

@@ -12,8 +12,11 @@ use serde_json::value::RawValue;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Fallback re-check while parked: covers `delayedProcessing` and `windowBuffer` expiring,
-/// which no event announces. Pushes, releases and lease expiry wake the pop directly.
+/// Re-check while parked on a queue with a `delayedProcessing` or `windowBuffer` option,
+/// whose expiry no event announces. Pushes, releases, timer fires and lease expiry wake a
+/// pop directly; on a queue without those options a parked pop looks again only when woken
+/// (every look is a write on the single writer thread: ten thousand polls re-checking once
+/// a second kept it so busy that pops outlasted their callers' deadlines).
 const RECHECK: Duration = Duration::from_millis(1000);
 
 #[derive(Serialize)]
@@ -174,6 +177,7 @@ async fn run(ctx: &Ctx, reqs: Vec<PopReq>, wait: bool, timeout_ms: i64) -> Reply
         for p in parked.iter_mut() {
             p.as_mut().enable();
         }
+        let mut ripens = false;
         for r in &reqs {
             let req = r.clone();
             let claimed = if req.auto_ack {
@@ -188,7 +192,7 @@ async fn run(ctx: &Ctx, reqs: Vec<PopReq>, wait: bool, timeout_ms: i64) -> Reply
             };
             match claimed {
                 Ok(out) if !out.claims.is_empty() => return render(&out, &group),
-                Ok(_) => {}
+                Ok(out) => ripens |= out.ripens,
                 Err(e) => return store_failed("pop", e),
             }
         }
@@ -196,11 +200,20 @@ async fn run(ctx: &Ctx, reqs: Vec<PopReq>, wait: bool, timeout_ms: i64) -> Reply
         if !wait || now >= deadline {
             return Reply::no_content();
         }
-        let nap = (deadline - now).min(RECHECK);
+        let nap = if ripens {
+            (deadline - now).min(RECHECK)
+        } else {
+            deadline - now
+        };
         let any_push = futures_select_all(parked);
         tokio::select! {
             _ = any_push => {}
-            _ = tokio::time::sleep(nap) => {}
+            // The deadline: nothing woke the pop since its last look.
+            _ = tokio::time::sleep(nap) => {
+                if Instant::now() >= deadline {
+                    return Reply::no_content();
+                }
+            }
             _ = ctx.notify.closing.notified() => return Reply::no_content(),
         }
     }

@@ -54,6 +54,9 @@ pub struct PopOut {
     pub queue: String,
     pub lease_id: String,
     pub claims: Vec<Claim>,
+    /// The queue has a delay or window option: a message not claimable now can become so
+    /// with time alone, which no event announces, so a parked pop must look again.
+    pub ripens: bool,
 }
 
 struct Cursor {
@@ -142,6 +145,7 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
         queue: req.queue.clone(),
         lease_id: lease_id.clone(),
         claims: Vec::new(),
+        ripens: false,
     };
     let (queue, pinned) = match &req.partition {
         // A wildcard pop of an unknown name creates the queue row so a group can subscribe.
@@ -157,6 +161,7 @@ pub fn pop(conn: &Connection, req: &PopReq, now: i64) -> SResult<PopOut> {
         }
     };
     let opts = queue.opts();
+    out.ripens = opts.delayed_processing > 0 || opts.window_buffer > 0;
     let lease_s = if req.lease_seconds > 0 {
         req.lease_seconds
     } else if opts.lease_time > 0 {
