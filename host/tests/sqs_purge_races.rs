@@ -146,3 +146,63 @@ async fn a_send_routed_across_a_purge_keeps_its_group_for_a_replica_with_an_olde
     );
     assert_eq!(got[0]["MessageId"], second.as_str());
 }
+
+/// Checker engine seed 645 (faults profile): a purge held up by faults names the queue's new
+/// incarnation before it deletes the broker queue, and sends that read the record meanwhile
+/// pushed into the new incarnation's lanes of the queue about to be deleted. The released
+/// engine keeps deduplication state by partition name across a delete, so in the queue made
+/// again those lane names skipped the check: a send repeating a deduplication id used since
+/// the purge was stored a second time. Replica c's purge has its delete held 2 s; replica d
+/// reads the queue's record on every request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sends_made_while_a_purge_deletes_the_queue_leave_deduplication_whole() {
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = a
+        .create_queue("poisoned.fifo", json!({"FifoQueue": "true"}))
+        .await;
+    let c = a
+        .replica_behind(Arc::new(|seen: &support::Seen| {
+            let delete = seen.method == hyper::Method::DELETE
+                && seen.path_and_query.starts_with("/api/v1/resources/queues/");
+            if delete {
+                std::thread::sleep(Duration::from_millis(2_000));
+            }
+            None
+        }))
+        .await;
+    let env = vec![
+        ("QUEEN_URL".to_string(), a.broker.url()),
+        (
+            "QUEEN_SQS_HANDLE_SECRET".into(),
+            support::HANDLE_SECRET.into(),
+        ),
+        ("QUEEN_SQS_AUTH".into(), "off".into()),
+        ("QUEEN_SQS_REGISTRY_CACHE_MS".into(), "0".into()),
+    ];
+    let d = Endpoint::serve_remote(env, a.broker.clone(), a.data_dir.clone()).await;
+    let (url_c, url_d) = (url.replace(&a.url, &c.url), url.replace(&a.url, &d.url));
+    let purge = tokio::spawn(async move { c.sqs("PurgeQueue", json!({"QueueUrl": url_c})).await });
+    sleep_ms(500).await;
+    // While the purge waits on its delete: these may be purged with the queue.
+    for i in 0..3 {
+        let (status, v) = d
+            .sqs(
+                "SendMessage",
+                json!({"QueueUrl": url_d, "MessageBody": format!("during-{i}"),
+                       "MessageGroupId": "g", "MessageDeduplicationId": format!("during-{i}")}),
+            )
+            .await;
+        assert!(status < 500, "{status} {v}");
+    }
+    let (status, v) = purge.await.unwrap();
+    assert_eq!(status, 200, "{v}");
+    let first = send_fifo(&d, &url_d, "first", "g", "x").await;
+    assert_eq!(send_fifo(&d, &url_d, "again", "g", "x").await, first);
+    let got = receive(&d, &url_d, json!({"WaitTimeSeconds": 2})).await;
+    let bodies: Vec<&str> = got.iter().map(|m| m["Body"].as_str().unwrap()).collect();
+    assert!(
+        !bodies.contains(&"again"),
+        "a duplicate was stored: {bodies:?}"
+    );
+}

@@ -317,10 +317,26 @@ where
     ))
 }
 
-/// Before a push into `q`: a purge of it that began and did not finish may have left its
-/// broker queue deleted, to be re-created by that push with the broker's defaults. So the
-/// queue is configured again (as the purge would have), and once no purge holds its
-/// cooldown (a failed one withdraws it) the mark is cleared. Free while no purge is marked.
+/// How long a push waits for a purge of its queue to finish before it goes on.
+const PURGE_WAIT_MS: i64 = 5_000;
+/// A purge that began longer ago than this is not running any more (cut off): no push
+/// waits for it.
+const PURGE_LIVE_MS: i64 = 30_000;
+/// How often a waiting push reads the queue's record again.
+const PURGE_POLL_MS: u64 = 100;
+
+/// Before a push into `q`, when its record says a purge began and has not finished:
+///
+/// - A purge running now has named the queue's new incarnation, whose FIFO lanes a push
+///   would create in the broker queue about to be deleted; the released engine keeps
+///   deduplication state by lane name across that delete, so in the queue made again
+///   those lanes skip the check (checker engine seed 645: a repeated deduplication id
+///   stored twice). So the push waits, up to `PURGE_WAIT_MS`, for the purge to finish.
+/// - A purge cut off may have left the broker queue deleted, to be re-created by this push
+///   with the broker's defaults. So the queue is configured again (as the purge would have),
+///   and once no purge holds its cooldown (a failed one withdraws it) the mark is cleared.
+///
+/// Free while no purge is marked.
 pub async fn heal_unfinished_purge<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
@@ -328,8 +344,20 @@ pub async fn heal_unfinished_purge<T: Transport>(
     let Some(began) = q.purging else {
         return Ok(());
     };
+    let mut cooling = ctx.queen.kv_get(&purge_key(&q.name)).await?.is_some();
+    let mut waited = 0;
+    while cooling && ctx.wall_ms() - began < PURGE_LIVE_MS && waited < PURGE_WAIT_MS {
+        ctx.queen.transport().pause(PURGE_POLL_MS).await;
+        waited += PURGE_POLL_MS as i64;
+        match load(ctx, &q.name).await? {
+            Some(now) if now.record.purging == Some(began) => {}
+            // Finished (or the queue deleted): nothing to heal.
+            _ => return Ok(()),
+        }
+        cooling = ctx.queen.kv_get(&purge_key(&q.name)).await?.is_some();
+    }
     ctx.queen.configure(&q.name, &q.queen_options()).await?;
-    if ctx.queen.kv_get(&purge_key(&q.name)).await?.is_none() {
+    if !cooling {
         update(ctx, &q.name, |r| {
             if r.purging == Some(began) {
                 r.purging = None;
