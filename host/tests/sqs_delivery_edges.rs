@@ -1869,16 +1869,7 @@ async fn a_rate_limited_move_task_goes_on_without_being_listed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_task_goes_on_after_the_broker_was_away() {
     let a = Endpoint::start().await;
-    let env = vec![
-        ("QUEEN_URL".to_string(), a.broker.url()),
-        (
-            "QUEEN_SQS_HANDLE_SECRET".into(),
-            support::HANDLE_SECRET.into(),
-        ),
-        ("QUEEN_SQS_AUTH".into(), "off".into()),
-        ("QUEEN_SQS_SNS_POSTS_IN_FLIGHT".into(), "10".into()),
-    ];
-    let r = Endpoint::serve_remote(env, a.broker.clone(), a.data_dir.clone()).await;
+    let r = a.replica(&[("QUEEN_SQS_SNS_POSTS_IN_FLIGHT", "10")]).await;
     dead_letter_queue_holding(&r, "away", 6).await;
     let dest = make_queue(&r, "away-dest", &[], 1).await;
     move_one_a_second(&r, "away-dlq", "away-dest").await;

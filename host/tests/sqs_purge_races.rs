@@ -117,16 +117,7 @@ async fn a_send_routed_across_a_purge_keeps_its_group_for_a_replica_with_an_olde
     let url = a
         .create_queue("routed.fifo", json!({"FifoQueue": "true"}))
         .await;
-    let env = vec![
-        ("QUEEN_URL".to_string(), a.broker.url()),
-        (
-            "QUEEN_SQS_HANDLE_SECRET".into(),
-            support::HANDLE_SECRET.into(),
-        ),
-        ("QUEEN_SQS_AUTH".into(), "off".into()),
-        ("QUEEN_SQS_REGISTRY_CACHE_MS".into(), "60000".into()),
-    ];
-    let r = Endpoint::serve_remote(env, a.broker.clone(), a.data_dir.clone()).await;
+    let r = a.replica(&[("QUEEN_SQS_REGISTRY_CACHE_MS", "60000")]).await;
     let url_r = url.replace(&a.url, &r.url);
     // Replica r reads the queue's record now, and keeps it past the purge.
     assert!(receive(&r, &url_r, json!({})).await.is_empty());
@@ -171,16 +162,7 @@ async fn sends_made_while_a_purge_deletes_the_queue_leave_deduplication_whole() 
             None
         }))
         .await;
-    let env = vec![
-        ("QUEEN_URL".to_string(), a.broker.url()),
-        (
-            "QUEEN_SQS_HANDLE_SECRET".into(),
-            support::HANDLE_SECRET.into(),
-        ),
-        ("QUEEN_SQS_AUTH".into(), "off".into()),
-        ("QUEEN_SQS_REGISTRY_CACHE_MS".into(), "0".into()),
-    ];
-    let d = Endpoint::serve_remote(env, a.broker.clone(), a.data_dir.clone()).await;
+    let d = a.replica(&[("QUEEN_SQS_REGISTRY_CACHE_MS", "0")]).await;
     let (url_c, url_d) = (url.replace(&a.url, &c.url), url.replace(&a.url, &d.url));
     let purge = tokio::spawn(async move { c.sqs("PurgeQueue", json!({"QueueUrl": url_c})).await });
     sleep_ms(500).await;

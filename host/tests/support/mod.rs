@@ -659,15 +659,26 @@ impl Endpoint {
         Endpoint::serve_with(env, Outgoing::new(None), broker, data_dir).await
     }
 
+    /// A second replica over this endpoint's broker, reached over loopback TCP: auth off,
+    /// the same handle secret, and `extra` on top (a cache lifetime, the SNS loop, ...).
+    pub async fn replica(&self, extra: &[(&str, &str)]) -> Endpoint {
+        self.replica_at(self.broker.url(), extra).await
+    }
+
     /// A second replica over this endpoint's broker whose broker calls pass a [`proxy`]
     /// with `hook` (faults for that replica only); auth off, the same handle secret.
     pub async fn replica_behind(&self, hook: Hook) -> Endpoint {
         let proxy = proxy(self.broker.url(), hook).await;
-        let env = vec![
-            ("QUEEN_URL".into(), format!("http://{proxy}")),
+        self.replica_at(format!("http://{proxy}"), &[]).await
+    }
+
+    async fn replica_at(&self, broker_url: String, extra: &[(&str, &str)]) -> Endpoint {
+        let mut env: Vec<(String, String)> = vec![
+            ("QUEEN_URL".into(), broker_url),
             ("QUEEN_SQS_HANDLE_SECRET".into(), HANDLE_SECRET.into()),
             ("QUEEN_SQS_AUTH".into(), "off".into()),
         ];
+        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         Endpoint::serve_remote(env, self.broker.clone(), self.data_dir.clone()).await
     }
 
