@@ -156,3 +156,29 @@ pub async fn delete(ep: &Endpoint, url: &str, m: &Value) {
 pub async fn sleep_ms(ms: u64) {
     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
 }
+
+/// Sends g1 under a deduplication id, then g2 in another group under the same id while a
+/// purge runs 0.5 s in (the send waits on g1's claim, and is routed across the purge):
+/// `receiver` must get g2 alone, with its own id, in its own group.
+pub async fn a_send_routed_across_a_purge(
+    sender: &Endpoint,
+    url: &str,
+    receiver: &Endpoint,
+    receiver_url: &str,
+) {
+    send_fifo(sender, url, "g1", "g1", "same-id").await;
+    let purge = async {
+        sleep_ms(500).await;
+        sender.sqs_ok("PurgeQueue", json!({"QueueUrl": url})).await;
+    };
+    let (second, _) = tokio::join!(send_fifo(sender, url, "g2", "g2", "same-id"), purge);
+    let got = receive(receiver, receiver_url, json!({"WaitTimeSeconds": 2})).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["Body"], "g2");
+    assert_eq!(
+        attr(&got[0], "MessageGroupId"),
+        "g2",
+        "delivered in its own group"
+    );
+    assert_eq!(got[0]["MessageId"], second.as_str());
+}
