@@ -15,10 +15,12 @@
 //!   record names the handle's lease: once the group was received again the lease differs
 //!   and a stale handle deletes nothing (SQS: "the request succeeds, but the message will
 //!   not be deleted"). Before that, even after the lease ran out or was released, the
-//!   newest handle deletes, as on SQS. That write is the delete; the ack follows it:
-//!   `completed` of the last message of the longest all-deleted prefix (the broker
-//!   completes the rest), then the acked ids are pruned from the record. An ack that
-//!   finds its lease gone leaves them recorded for the next receive.
+//!   newest handle deletes, as on SQS. When the deletes complete a prefix that one ack
+//!   settles, the write goes in one transaction with that ack (`completed` of the prefix's
+//!   last message; the broker completes the rest) and already leaves the prefix out
+//!   (`settle_at_once`). Otherwise, or when that ack is refused, the write alone is the
+//!   delete and the acks follow it step by step, then the acked ids are pruned from the
+//!   record. An ack that finds its lease gone leaves them recorded for the next receive.
 //! - **A receive** reads the records of the groups it claimed (one KV call): a claim's
 //!   LEADING deleted messages are acked on the way through, later deleted ones are
 //!   withheld; then the record is rewritten, compare-and-set, naming the new lease. A
@@ -38,7 +40,9 @@
 
 use crate::ctx::Ctx;
 use crate::http::Transport;
-use crate::queen::{KvOp, KvResult, PoppedMessage};
+use crate::queen::{
+    Ack, AckStatus, KvOp, KvResult, PoppedMessage, RollbackReason, Transaction, TxnOutcome,
+};
 use crate::sqs::registry::QueueRecord;
 use crate::wire::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
@@ -346,6 +350,87 @@ pub async fn record<T: Transport>(
                 release,
             },
         });
+    }
+    Err(contention())
+}
+
+/// What settling some deletes in one transaction came to.
+#[derive(Debug, Clone)]
+pub enum AtOnce {
+    /// Recorded, acked and forgotten together; the lease is to be released at `release`
+    /// when what is left of the claim was all released.
+    Settled { release: Option<String> },
+    /// Not for one transaction (stale, no prefix to ack yet, an ack in several steps, or
+    /// an ack the broker refused): the step-by-step path from the record as it stands.
+    StepByStep(Stored),
+}
+
+/// Deletes `ids` of the claim under `lease` in ONE transaction when they complete a
+/// prefix one ack settles: the record with the deletes added and that prefix forgotten
+/// (compare-and-set, required) beside the ack `completed` of the prefix's last message.
+/// All or nothing, so the record never forgets a message the broker did not complete,
+/// and a delete writes the record once instead of twice (the step-by-step path records,
+/// acks, reads again and prunes: five broker calls for a single delete, two here with
+/// the lookup).
+pub async fn settle_at_once<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    partition_id: &str,
+    lease: &str,
+    mut current: Stored,
+    ids: &[String],
+) -> Result<AtOnce, ApiError> {
+    let key = record_key(&q.name, partition_id);
+    for _ in 0..CAS_TRIES {
+        let Some(before) = current.record.clone().filter(|r| r.lease == lease) else {
+            return Ok(AtOnce::StepByStep(current));
+        };
+        let mut rec = before.clone();
+        for id in ids {
+            if before.holds(id) && !rec.deleted.contains(id) {
+                rec.deleted.push(id.clone());
+            }
+        }
+        let steps = ack_steps(&rec, rec.prefix_len());
+        let [step] = steps.as_slice() else {
+            return Ok(AtOnce::StepByStep(current));
+        };
+        let release = rec.release_at().map(str::to_string);
+        rec.prune(&step.covers);
+        // Kept while the claim still holds a message (as `forget_acked` keeps it).
+        let write = if rec.ids.is_empty() && rec.deleted.is_empty() {
+            KvOp::delete(key.clone(), Some(current.version))
+        } else {
+            KvOp::put_ttl(
+                key.clone(),
+                json!(rec),
+                record_ttl(q),
+                Some(current.version),
+            )
+        };
+        let txn = Transaction {
+            acks: vec![Ack::new(
+                &step.txn,
+                partition_id,
+                lease,
+                AckStatus::Completed,
+            )],
+            kv: vec![write.required()],
+            ..Transaction::default()
+        };
+        match ctx.queen.transaction(&txn).await? {
+            TxnOutcome::Committed(_) => return Ok(AtOnce::Settled { release }),
+            TxnOutcome::RolledBack {
+                reason: RollbackReason::KvPrecondition,
+                ..
+            } => {
+                let r = ctx.queen.kv_results(vec![KvOp::get(key.clone())]).await?;
+                current = r.first().map(stored_of).unwrap_or_default();
+            }
+            // The lease is gone (or the broker no longer resolves the id): recorded
+            // without the ack, for the group's next receive to ack on its way through.
+            TxnOutcome::RolledBack { .. } => return Ok(AtOnce::StepByStep(current)),
+        }
     }
     Err(contention())
 }

@@ -5,7 +5,7 @@
 //! claim's lease, or at 0 a release recorded until every message left in the claim was
 //! deleted or released (SQS keeps the group blocked meanwhile).
 
-use super::claim_record::{self, Lookup, Mark, Recorded, Stored};
+use super::claim_record::{self, AtOnce, Lookup, Mark, Recorded, Stored};
 use super::lease::{self, deleted};
 use super::{not_deleted, not_inflight, Changed, Removed};
 use crate::ctx::Ctx;
@@ -90,8 +90,9 @@ pub async fn delete<T: Transport>(
     Ok(verdicts)
 }
 
-/// Deletes some of a recorded claim's messages: record them (that is the delete), then
-/// ack the deleted prefix and forget what the ack completed.
+/// Deletes some of a recorded claim's messages: in one transaction when they complete a
+/// prefix one ack settles; otherwise record them (that is the delete), then ack the
+/// deleted prefix and forget what the ack completed.
 async fn delete_in_claim<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
@@ -100,6 +101,13 @@ async fn delete_in_claim<T: Transport>(
     current: Stored,
     ids: &[String],
 ) -> Result<(), ApiError> {
+    let current = match claim_record::settle_at_once(ctx, q, pid, lease, current, ids).await? {
+        AtOnce::Settled { release } => {
+            release_claim(ctx, pid, lease, release).await;
+            return Ok(());
+        }
+        AtOnce::StepByStep(current) => current,
+    };
     match claim_record::record(ctx, q, pid, lease, current, ids, Mark::Deleted).await? {
         Recorded::Stale => Ok(()),
         Recorded::Pending { release } => {
