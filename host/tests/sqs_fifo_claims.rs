@@ -416,3 +416,57 @@ async fn a_head_deleted_after_its_lease_ran_out_stays_deleted() {
     tokio::time::sleep(Duration::from_millis(1_600)).await;
     assert!(receive(&ep, &url).await.is_empty());
 }
+
+/// Checker engine seed 808: a `ChangeMessageVisibilityBatch` to 0 naming a message of the
+/// claim deleted a moment before, beside one still in flight (twice). Every entry was
+/// refused `MessageNotInflight`; only the deleted one is, and the other is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_batch_naming_a_deleted_message_still_releases_the_others() {
+    let ep = Endpoint::start().await;
+    let url = fifo(&ep, "mixed-release.fifo", 30).await;
+    for b in ["m1", "m2", "m3"] {
+        send(&ep, &url, "g", b).await;
+    }
+    let got = receive(&ep, &url).await;
+    assert_eq!(bodies(&got), ["m1", "m2", "m3"]);
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": handle(&got[0])}),
+    )
+    .await;
+    let entries = json!([
+        {"Id": "deleted", "ReceiptHandle": handle(&got[0]), "VisibilityTimeout": 0},
+        {"Id": "held", "ReceiptHandle": handle(&got[1]), "VisibilityTimeout": 0},
+        {"Id": "again", "ReceiptHandle": handle(&got[1]), "VisibilityTimeout": 0},
+    ]);
+    let r = ep
+        .sqs_ok(
+            "ChangeMessageVisibilityBatch",
+            json!({"QueueUrl": url, "Entries": entries}),
+        )
+        .await;
+    let ids = |k: &str| -> Vec<String> {
+        let mut v: Vec<String> = r[k]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| e["Id"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    assert_eq!(ids("Successful"), ["again", "held"], "{r}");
+    assert_eq!(ids("Failed"), ["deleted"], "{r}");
+    // m3 is still in flight: the group stays blocked; deleting it frees m2 at once.
+    assert!(receive(&ep, &url).await.is_empty());
+    ep.sqs_ok(
+        "DeleteMessage",
+        json!({"QueueUrl": url, "ReceiptHandle": handle(&got[2])}),
+    )
+    .await;
+    let again = receive(&ep, &url).await;
+    assert_eq!(bodies(&again), ["m2"]);
+    assert_eq!(count(&again[0]), "2");
+}

@@ -174,3 +174,37 @@ async fn sends_made_while_a_purge_deletes_the_queue_leave_deduplication_whole() 
         "a duplicate was stored: {bodies:?}"
     );
 }
+
+/// Checker engine seed 808 (no fault injected): the released engine answered a purge's
+/// queue delete `500 {"error":"delete failed: db error"}` once, and the purge answered 503.
+/// A delete is idempotent: it is asked again, and the purge answers 200 and empties.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_purge_whose_queue_delete_fails_once_in_the_broker_database_succeeds() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let a = Endpoint::start().await;
+    let url = a.create_queue("db-error", json!({})).await;
+    for i in 0..3 {
+        send(&a, &url, &format!("m{i}")).await;
+    }
+    let failed = Arc::new(AtomicUsize::new(0));
+    let seen_fail = failed.clone();
+    let r = a
+        .replica_behind(Arc::new(move |seen: &support::Seen| {
+            let delete = seen.method == hyper::Method::DELETE
+                && seen.path_and_query.starts_with("/api/v1/resources/queues/");
+            (delete && seen_fail.fetch_add(1, Ordering::SeqCst) == 0)
+                .then(|| (500, br#"{"error":"delete failed: db error"}"#.to_vec()))
+        }))
+        .await;
+    let url_r = url.replace(&a.url, &r.url);
+    let (status, v) = r.sqs("PurgeQueue", json!({"QueueUrl": url_r})).await;
+    assert_eq!(status, 200, "{v}");
+    assert!(
+        failed.load(Ordering::SeqCst) >= 2,
+        "the delete was not asked again"
+    );
+    assert!(receive(&a, &url, json!({"WaitTimeSeconds": 1}))
+        .await
+        .is_empty());
+}

@@ -179,49 +179,90 @@ pub async fn change<T: Transport>(
     let mut verdicts: Vec<Result<Changed, ApiError>> =
         changes.iter().map(|_| Ok(Changed::Applied)).collect();
     for (hs, s, slots) in groups {
-        let verdict = if s == 0 {
+        let group_verdicts = if s == 0 {
             release_in_claim(ctx, q, &hs).await
         } else {
-            lease::change(ctx, hs[0], s).await
+            let verdict = lease::change(ctx, hs[0], s).await;
+            hs.iter().map(|_| verdict.clone()).collect()
         };
-        for slot in slots {
-            verdicts[slot] = verdict.clone();
+        for (slot, verdict) in slots.into_iter().zip(group_verdicts) {
+            verdicts[slot] = verdict;
         }
     }
     verdicts
 }
 
-/// A visibility change to 0 of some messages of ONE claim. SQS keeps a group blocked
-/// while any of its messages is in flight, so the claim's lease is released only once
-/// every message left in it was deleted or released; until then the release is recorded.
+/// A visibility change to 0 of some messages of ONE claim, a verdict per handle. SQS keeps
+/// a group blocked while any of its messages is in flight, so the claim's lease is
+/// released only once every message left in it was deleted or released; until then the
+/// release is recorded. A handle whose message the claim no longer holds (deleted since)
+/// is refused alone: the others of its batch are still released (checker engine seed 808:
+/// a batch naming a message deleted a moment before refused every entry).
 async fn release_in_claim<T: Transport>(
     ctx: &Ctx<'_, T>,
     q: &QueueRecord,
     handles: &[&ReceiptHandle],
-) -> Result<Changed, ApiError> {
+) -> Vec<Result<Changed, ApiError>> {
     let Some(h) = handles.first() else {
-        return Ok(Changed::Applied);
+        return Vec::new();
     };
     let claim = [(h.partition_id.clone(), h.lease_id.clone())];
-    let Some(Lookup::Recorded(current)) = claim_record::lookup(ctx, q, &claim).await?.pop() else {
-        // A claim of one message (or settled): its release is the whole claim's.
-        return lease::change(ctx, h, 0).await;
+    let current = match claim_record::lookup(ctx, q, &claim).await {
+        Ok(mut found) => found.pop(),
+        Err(e) => return handles.iter().map(|_| Err(e.clone())).collect(),
     };
-    let ids: Vec<String> = handles.iter().map(|h| h.message_id.clone()).collect();
-    let held = current
-        .record
-        .as_ref()
-        .is_some_and(|r| r.lease == h.lease_id && ids.iter().all(|id| r.holds(id)));
-    if !held {
-        return Err(not_inflight());
-    }
+    let Some(Lookup::Recorded(current)) = current else {
+        // A claim of one message (or settled): its release is the whole claim's.
+        let verdict = lease::change(ctx, h, 0).await;
+        return handles.iter().map(|_| verdict.clone()).collect();
+    };
+    let held: Vec<bool> = handles
+        .iter()
+        .map(|x| {
+            current
+                .record
+                .as_ref()
+                .is_some_and(|r| r.lease == h.lease_id && r.holds(&x.message_id))
+        })
+        .collect();
+    let ids: Vec<String> = handles
+        .iter()
+        .zip(&held)
+        .filter(|(_, held)| **held)
+        .map(|(x, _)| x.message_id.clone())
+        .collect();
+    let verdict = if ids.is_empty() {
+        Err(not_inflight())
+    } else {
+        record_release(ctx, q, h, current, &ids).await
+    };
+    held.iter()
+        .map(|&held| {
+            if held {
+                verdict.clone()
+            } else {
+                Err(not_inflight())
+            }
+        })
+        .collect()
+}
+
+/// Records the release of `ids` (all held by the claim of `h`), and releases the lease
+/// when nothing of the claim is held any more.
+async fn record_release<T: Transport>(
+    ctx: &Ctx<'_, T>,
+    q: &QueueRecord,
+    h: &ReceiptHandle,
+    current: Stored,
+    ids: &[String],
+) -> Result<Changed, ApiError> {
     let recorded = claim_record::record(
         ctx,
         q,
         &h.partition_id,
         &h.lease_id,
         current,
-        &ids,
+        ids,
         Mark::Released,
     );
     match recorded.await? {
