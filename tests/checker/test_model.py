@@ -106,3 +106,38 @@ class RoutedGroup(FifoQueue):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StandardReceivable(unittest.TestCase):
+    """A standard message whose visibility ended is receivable, unless its next receive
+    moves it to the dead-letter queue."""
+
+    def setUp(self):
+        self.h = model.History("embedded", "t")
+        self.q = model.QueueInfo("q", 0, False, 30, 0, 262144, redrive=(("dlq", 0), 2))
+        self.h.add_queue(self.q)
+        self.checker = model.Checker(self.h)
+        s = model.Send()
+        s.token, s.qkey, s.group, s.dedup, s.epoch = "a", self.q.key, None, None, 0
+        s.call = call("SendMessage", self.q.key, 0.0, 0.1)
+        s.outcome, s.message_id, s.delay_hi = "ok", "m-a", 0
+        self.h.add_send(s)
+        self.copy = model.Copy(self.q.key, "m-a", s, "home")
+
+    def delivered(self, count):
+        d = model.Delivery()
+        d.call = call("ReceiveMessage", self.q.key, 1.0, 1.1)
+        d.copy, d.count, d.vt = self.copy, count, 2
+        self.copy.deliveries.append(d)
+
+    def poll(self):
+        return call("ReceiveMessage", self.q.key, 100.0, 101.0)
+
+    def test_a_message_visible_again_is_receivable(self):
+        self.delivered(1)
+        self.assertIsNotNone(self.checker.visible_since(self.copy, self.poll(), self.q))
+
+    def test_a_message_at_max_receive_count_by_its_reported_count_may_have_moved(self):
+        # One delivery seen, reporting count 2: the first was cut off by a kill.
+        self.delivered(2)
+        self.assertIsNone(self.checker.visible_since(self.copy, self.poll(), self.q))
