@@ -349,7 +349,10 @@ async fn a_subscriber_that_hangs_does_not_hold_up_another() {
             .wait_for("Notification", 12 * (round + 1), Duration::from_secs(14))
             .await;
         let took = sent.elapsed();
-        assert!(took < Duration::from_secs(14), "round {round} took {took:?}");
+        assert!(
+            took < Duration::from_secs(14),
+            "round {round} took {took:?}"
+        );
     }
 }
 

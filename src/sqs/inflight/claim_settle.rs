@@ -231,10 +231,10 @@ async fn release_in_claim<T: Transport>(
         .filter(|(_, held)| **held)
         .map(|(x, _)| x.message_id.clone())
         .collect();
-    let verdict = if ids.is_empty() {
-        Err(not_inflight())
-    } else {
-        record_release(ctx, q, h, current, &ids).await
+    // The release acks at a handle the claim holds, as before a batch could mix them.
+    let verdict = match handles.iter().zip(&held).find(|(_, held)| **held) {
+        Some((first_held, _)) => record_release(ctx, q, first_held, current, &ids).await,
+        None => Err(not_inflight()),
     };
     held.iter()
         .map(|&held| {
