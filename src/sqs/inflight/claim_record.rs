@@ -167,6 +167,18 @@ fn write_op(q: &QueueRecord, key: &str, before: &Stored, next: &ClaimRecord) -> 
     }
 }
 
+/// The write of a record some acked messages were pruned from (compare-and-set on
+/// `version`): removed once nothing is left, else kept, even for one message: a
+/// concurrent delete of that last message reads a missing record as "received again
+/// since" and deletes nothing, which left the group leased until its visibility ran out.
+fn pruned_write(q: &QueueRecord, key: &str, version: i64, next: &ClaimRecord) -> KvOp {
+    if next.ids.is_empty() && next.deleted.is_empty() {
+        KvOp::delete(key, Some(version))
+    } else {
+        KvOp::put_ttl(key, json!(next), record_ttl(q), Some(version))
+    }
+}
+
 fn contention() -> ApiError {
     ApiError::new(
         ErrorCode::InternalError,
@@ -397,17 +409,7 @@ pub async fn settle_at_once<T: Transport>(
         };
         let release = rec.release_at().map(str::to_string);
         rec.prune(&step.covers);
-        // Kept while the claim still holds a message (as `forget_acked` keeps it).
-        let write = if rec.ids.is_empty() && rec.deleted.is_empty() {
-            KvOp::delete(key.clone(), Some(current.version))
-        } else {
-            KvOp::put_ttl(
-                key.clone(),
-                json!(rec),
-                record_ttl(q),
-                Some(current.version),
-            )
-        };
+        let write = pruned_write(q, &key, current.version, &rec);
         let txn = Transaction {
             acks: vec![Ack::new(
                 &step.txn,
@@ -457,19 +459,7 @@ pub async fn forget_acked<T: Transport>(
         if next == before {
             return Ok(());
         }
-        // Kept while the claim still holds a message, even one: a concurrent delete of
-        // that last message reads a missing record as "received again since" and deletes
-        // nothing, which left the group leased until its visibility ran out.
-        let op = if next.ids.is_empty() && next.deleted.is_empty() {
-            KvOp::delete(key.clone(), Some(current.version))
-        } else {
-            KvOp::put_ttl(
-                key.clone(),
-                json!(next),
-                record_ttl(q),
-                Some(current.version),
-            )
-        };
+        let op = pruned_write(q, &key, current.version, &next);
         let r = ctx.queen.kv_results(vec![op]).await?;
         match r.first() {
             Some(res) if res.applied() => return Ok(()),
